@@ -1,0 +1,191 @@
+// Package executors defines how one agent call becomes a finished result.
+//
+// An Executor runs something (a CLI child process, or the built-in simulated
+// model) for one call and returns its output, normalized usage, the identity
+// of the model that answered, a compact history, and on failure an *Error
+// whose Class tells the engine whether to retry, pause the run, or give up.
+// Executors know nothing of scripts, journals or replay.
+package executors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Request is one agent call as an executor sees it.
+type Request struct {
+	RunID string
+	// Path is the call's identity in its run, for logs and child names.
+	Path   string
+	Prompt string
+	Model  string
+	Effort string
+	// AgentType names a custom agent definition, where the executor has them.
+	AgentType string
+	// Isolation is "" or "worktree".
+	Isolation string
+	// Schema is the JSON Schema the answer must satisfy, or nil for text.
+	// The engine always validates; an executor may also pass it to a native
+	// structured-output mechanism.
+	Schema json.RawMessage
+	// Dir is the working directory of the agent.
+	Dir string
+	// Attempt counts from 1 across retries and schema repairs.
+	Attempt int
+}
+
+// Usage is normalized token usage. InputTokens includes CachedInputTokens.
+type Usage struct {
+	InputTokens       int64   `json:"inputTokens"`
+	CachedInputTokens int64   `json:"cachedInputTokens,omitempty"`
+	OutputTokens      int64   `json:"outputTokens"`
+	CostUSD           float64 `json:"costUsd,omitempty"`
+}
+
+// Total is input plus output tokens, what a token budget counts.
+func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
+
+// Add returns the sum of two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:       u.InputTokens + v.InputTokens,
+		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
+		OutputTokens:      u.OutputTokens + v.OutputTokens,
+		CostUSD:           u.CostUSD + v.CostUSD,
+	}
+}
+
+// HistoryItem is one entry of a compact agent transcript.
+type HistoryItem struct {
+	// Kind is "message", "tool_call" or "tool_result".
+	Kind    string `json:"kind"`
+	Role    string `json:"role,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Text    string `json:"text,omitempty"`
+	IsError bool   `json:"isError,omitempty"`
+}
+
+// Result is a finished agent call.
+type Result struct {
+	// Text is the agent's final answer. For a schema call it holds the JSON
+	// the agent produced, unless Structured carries it.
+	Text string
+	// Structured is a structured answer the executor obtained natively.
+	Structured json.RawMessage
+	Usage      Usage
+	Provider   string
+	Model      string
+	History    []HistoryItem
+}
+
+// Progress is a live update from a running call.
+type Progress struct {
+	History *HistoryItem `json:"history,omitempty"`
+	Usage   *Usage       `json:"usage,omitempty"`
+}
+
+// Observer receives live updates; it must not block.
+type Observer func(Progress)
+
+// Executor runs one agent call. Run must return promptly when ctx is done,
+// leaving nothing running.
+type Executor interface {
+	Name() string
+	Run(ctx context.Context, req Request, observe Observer) (Result, error)
+}
+
+// Class sorts failures by what the engine should do next.
+type Class int
+
+const (
+	// Terminal failures are not retried: the call returns null.
+	Terminal Class = iota
+	// Transient failures are retried with backoff.
+	Transient
+	// RateLimited failures pause the run so it can resume later.
+	RateLimited
+)
+
+func (c Class) String() string {
+	switch c {
+	case Transient:
+		return "transient"
+	case RateLimited:
+		return "rate-limited"
+	default:
+		return "terminal"
+	}
+}
+
+// Error is a classified executor failure.
+type Error struct {
+	Class   Class
+	Message string
+	// RetryAfter is how long to wait before the next attempt, if known.
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil && e.Message == "" {
+		return e.Err.Error()
+	}
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ClassOf classifies any error: an *Error keeps its class, a context
+// deadline is transient, anything else is terminal.
+func ClassOf(err error) Class {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Class
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return Transient
+	}
+	return Terminal
+}
+
+// Set holds the executors a runtime can use, by name.
+type Set struct {
+	byName map[string]Executor
+}
+
+// NewSet returns a set holding execs.
+func NewSet(execs ...Executor) *Set {
+	s := &Set{byName: map[string]Executor{}}
+	for _, e := range execs {
+		s.byName[e.Name()] = e
+	}
+	return s
+}
+
+// Add registers e under its name, replacing any executor of that name.
+func (s *Set) Add(e Executor) { s.byName[e.Name()] = e }
+
+// Get returns the executor called name.
+func (s *Set) Get(name string) (Executor, error) {
+	if e, ok := s.byName[name]; ok {
+		return e, nil
+	}
+	return nil, fmt.Errorf("unknown executor %q; known executors: %v", name, s.Names())
+}
+
+// Names lists the registered executors, sorted.
+func (s *Set) Names() []string {
+	names := make([]string, 0, len(s.byName))
+	for n := range s.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,136 @@
+// Package lang defines the contract between the engine and the script hosts.
+//
+// A Host turns a source file into a Script: it parses the file, reads its
+// meta without running any code, and rejects a bad script before anything
+// runs. A Script then runs against an Env, the set of primitives (agent,
+// parallel, pipeline, workflow, phase, log, checkpoint, args, budget) that the
+// engine provides. A host knows nothing of journals, executors or HTTP, and
+// the engine knows nothing of any one language: adding a language means
+// writing a Host and registering it by file extension.
+//
+// Values cross the boundary as JSON (json.RawMessage), so every host sees
+// plain data and two hosts never share live objects.
+package lang
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Meta is the static description every workflow declares.
+type Meta struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	WhenToUse   string  `json:"whenToUse,omitempty"`
+	Phases      []Phase `json:"phases,omitempty"`
+}
+
+// Phase labels a progress group. Model is a display label only.
+type Phase struct {
+	Title  string `json:"title"`
+	Detail string `json:"detail,omitempty"`
+	Model  string `json:"model,omitempty"`
+}
+
+// Source is one script file as read from disk (or sent over the API).
+type Source struct {
+	// Path names the file in error messages and resolves relative loads.
+	// A script sent as text uses a synthetic name such as "inline.workflow.js".
+	Path string
+	Text []byte
+}
+
+// Host loads the scripts of one language.
+type Host interface {
+	// Language is a short name such as "javascript" or "starlark".
+	Language() string
+	// Extensions lists the file suffixes the host accepts, such as
+	// ".workflow.js" or ".js". The registry prefers the longest match.
+	Extensions() []string
+	// Load parses src, reads its meta statically and validates the script.
+	// It runs no workflow code. Errors are *Error values carrying a position.
+	Load(src Source) (Script, error)
+}
+
+// Script is a loaded, validated workflow ready to run any number of times.
+type Script interface {
+	Path() string
+	Meta() Meta
+	// Text is the main file's source, journaled so a run can resume after the
+	// file changed or vanished.
+	Text() []byte
+	// Hash is the hex SHA-256 over the script and every file it pulled in
+	// (Starlark load()s, for example): a changed hash means an edited script.
+	Hash() string
+	// Files lists every file the script depends on, the main file first,
+	// so watch mode can follow them.
+	Files() []string
+	// Run executes the script against env and returns its result as JSON
+	// ("null" for no result). It returns when the script's body has returned
+	// and every call it started has settled, or when ctx is done; an error
+	// thrown by the script is returned as an *Error with a position.
+	Run(ctx context.Context, env Env) (json.RawMessage, error)
+}
+
+// Scope is a node of the run's scope tree. A call's identity is its scope's
+// path plus its ordinal within that scope, so a host only has to carry the
+// right Scope into each call; the engine does the numbering.
+type Scope interface {
+	Path() string
+}
+
+// Env holds the primitives the engine gives a running script.
+//
+// The blocking methods (Agent, Checkpoint, Workflow) may be called from any
+// goroutine; a host that runs a single-threaded interpreter calls them off
+// its interpreter thread and hands the answer back. Every other method is
+// cheap, never blocks, and must be called in the script's program order
+// within a scope, because the order decides identities.
+type Env interface {
+	// Args is the run's args as JSON, or nil when the run has none.
+	Args() json.RawMessage
+	// Root is the scope the script's body runs in.
+	Root() Scope
+
+	// Agent runs one agent call and returns its result: a JSON string for
+	// text, the validated object for a schema, or null on a terminal failure.
+	// It returns an error the script should see as a throw: budget exhausted,
+	// the agent cap, a schema that never validated, or a stopped run.
+	Agent(ctx context.Context, s Scope, prompt string, opts AgentOptions) (json.RawMessage, error)
+	// Checkpoint asks a human (or applies the headless policy) and returns
+	// the answer as JSON.
+	Checkpoint(ctx context.Context, s Scope, req CheckpointRequest) (json.RawMessage, error)
+	// Workflow runs a saved workflow (by name) or a script (by path) as a
+	// child of s, one level deep, and returns its result.
+	Workflow(ctx context.Context, s Scope, ref string, args json.RawMessage) (json.RawMessage, error)
+
+	// Parallel opens n branch scopes under s for one parallel() call.
+	Parallel(s Scope, n int) ([]Scope, error)
+	// Pipeline opens one scope per item under s for one pipeline() call.
+	Pipeline(s Scope, items, stages int) ([]Scope, error)
+	// Stage returns the scope for stage k of a pipeline item scope.
+	Stage(item Scope, k int) Scope
+	// BranchFailed reports that a parallel branch or pipeline item threw and
+	// became null, so the user can see why.
+	BranchFailed(s Scope, err error)
+
+	// Phase sets the progress group for later calls in s.
+	Phase(s Scope, title string)
+	// Log records a narrator line. Level is "info", "warn" or "error".
+	Log(s Scope, level, msg string)
+	// Budget is the run's token budget as the script sees it.
+	Budget() Budget
+}
+
+// Budget is the script-facing view of the run's token budget.
+type Budget interface {
+	// Total is the budget in tokens; ok is false when the run has none.
+	Total() (total int64, ok bool)
+	// Spent counts the tokens of every call resolved so far in this
+	// execution, replayed calls included, so a resumed script sees the same
+	// figures it saw the first time.
+	Spent() int64
+	// Remaining is max(0, total-spent); ok is false when there is no budget
+	// (the script sees Infinity).
+	Remaining() (remaining int64, ok bool)
+}

@@ -1,0 +1,296 @@
+package lang
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// AgentOptions are the options of agent(prompt, opts), the same in every
+// language. Hosts turn the script's options value into JSON and call
+// DecodeAgentOptions, so validation and its messages are shared.
+type AgentOptions struct {
+	Label     string          `json:"label,omitempty"`
+	Phase     string          `json:"phase,omitempty"`
+	Schema    json.RawMessage `json:"schema,omitempty"`
+	Model     string          `json:"model,omitempty"`
+	Effort    string          `json:"effort,omitempty"`
+	AgentType string          `json:"agentType,omitempty"`
+	Isolation string          `json:"isolation,omitempty"`
+	Executor  string          `json:"executor,omitempty"`
+	// TimeoutMs and Retries are nil when the script did not set them, so the
+	// run's defaults apply.
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
+	Retries   *int   `json:"retries,omitempty"`
+}
+
+var (
+	agentOptionNames = []string{"label", "phase", "schema", "model", "effort", "agentType", "isolation", "executor", "timeoutMs", "retries"}
+	efforts          = []string{"low", "medium", "high", "xhigh", "max"}
+)
+
+// DecodeAgentOptions validates and decodes the JSON of an options object.
+// Empty input and "null" give zero options.
+func DecodeAgentOptions(raw json.RawMessage) (AgentOptions, error) {
+	var o AgentOptions
+	fields, err := objectFields("agent()", raw, agentOptionNames)
+	if err != nil || fields == nil {
+		return o, err
+	}
+	for name, v := range fields {
+		switch name {
+		case "label":
+			err = decodeString("agent()", name, v, &o.Label)
+		case "phase":
+			err = decodeString("agent()", name, v, &o.Phase)
+		case "model":
+			err = decodeString("agent()", name, v, &o.Model)
+		case "agentType":
+			err = decodeString("agent()", name, v, &o.AgentType)
+		case "executor":
+			err = decodeString("agent()", name, v, &o.Executor)
+		case "effort":
+			if err = decodeString("agent()", name, v, &o.Effort); err == nil && o.Effort != "" && !contains(efforts, o.Effort) {
+				err = fmt.Errorf("agent(): option effort must be one of %s, not %q", strings.Join(efforts, ", "), o.Effort)
+			}
+		case "isolation":
+			if err = decodeString("agent()", name, v, &o.Isolation); err == nil && o.Isolation != "" && o.Isolation != "worktree" {
+				err = fmt.Errorf("agent(): option isolation must be \"worktree\", not %q", o.Isolation)
+			}
+		case "schema":
+			if isNull(v) {
+				continue
+			}
+			if t := firstByte(v); t != '{' && t != 't' && t != 'f' {
+				err = fmt.Errorf("agent(): option schema must be a JSON Schema object, not %s", jsonKind(v))
+			}
+			o.Schema = v
+		case "timeoutMs":
+			var n int64
+			if err = decodeNumber("agent()", name, v, &n); err == nil {
+				if n <= 0 {
+					err = fmt.Errorf("agent(): option timeoutMs must be a positive number of milliseconds, not %d", n)
+				}
+				o.TimeoutMs = &n
+			}
+		case "retries":
+			var n int64
+			if err = decodeNumber("agent()", name, v, &n); err == nil {
+				if n < 0 || n > 10 {
+					err = fmt.Errorf("agent(): option retries must be between 0 and 10, not %d", n)
+				}
+				r := int(n)
+				o.Retries = &r
+			}
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// CheckpointKind is what a checkpoint asks for.
+type CheckpointKind string
+
+// The checkpoint kinds.
+const (
+	Confirm CheckpointKind = "confirm"
+	Text    CheckpointKind = "text"
+	Select  CheckpointKind = "select"
+)
+
+// CheckpointRequest is checkpoint(prompt, opts): a question for a human.
+// Without a human, the declared default answers it, or the run aborts.
+type CheckpointRequest struct {
+	Prompt  string          `json:"prompt"`
+	Kind    CheckpointKind  `json:"kind"`
+	Choices []string        `json:"choices,omitempty"`
+	Default json.RawMessage `json:"default,omitempty"`
+	// Headless is "default" or "abort": what to do when nobody can answer.
+	// It is "default" when a default is declared and "abort" otherwise,
+	// unless the script says.
+	Headless  string `json:"headless"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+}
+
+var checkpointOptionNames = []string{"kind", "choices", "default", "headless", "timeoutMs"}
+
+// DecodeCheckpoint validates checkpoint(prompt, opts) and fills in defaults.
+func DecodeCheckpoint(prompt string, raw json.RawMessage) (CheckpointRequest, error) {
+	req := CheckpointRequest{Prompt: prompt, Kind: Confirm}
+	if strings.TrimSpace(prompt) == "" {
+		return req, fmt.Errorf("checkpoint(): the prompt must be a non-empty string")
+	}
+	fields, err := objectFields("checkpoint()", raw, checkpointOptionNames)
+	if err != nil {
+		return req, err
+	}
+	for name, v := range fields {
+		switch name {
+		case "kind":
+			var k string
+			if err = decodeString("checkpoint()", name, v, &k); err == nil {
+				if k == "input" { // the Node runtime's name for text
+					k = string(Text)
+				}
+				req.Kind = CheckpointKind(k)
+			}
+		case "choices":
+			if err = json.Unmarshal(v, &req.Choices); err != nil {
+				err = fmt.Errorf("checkpoint(): option choices must be a list of strings")
+			}
+		case "default":
+			if !isNull(v) {
+				req.Default = v
+			}
+		case "headless":
+			err = decodeString("checkpoint()", name, v, &req.Headless)
+		case "timeoutMs":
+			err = decodeNumber("checkpoint()", name, v, &req.TimeoutMs)
+		}
+		if err != nil {
+			return req, err
+		}
+	}
+	switch req.Kind {
+	case Confirm, Text:
+		if len(req.Choices) > 0 {
+			return req, fmt.Errorf("checkpoint(): option choices only applies to kind \"select\"")
+		}
+	case Select:
+		if len(req.Choices) == 0 {
+			return req, fmt.Errorf("checkpoint(): kind \"select\" needs a non-empty choices list")
+		}
+	default:
+		return req, fmt.Errorf("checkpoint(): option kind must be \"confirm\", \"text\" or \"select\", not %q", req.Kind)
+	}
+	if req.Default != nil {
+		if err := req.Validate(req.Default); err != nil {
+			return req, fmt.Errorf("checkpoint(): the default is not a valid answer: %w", err)
+		}
+	}
+	switch req.Headless {
+	case "":
+		req.Headless = "abort"
+		if req.Default != nil {
+			req.Headless = "default"
+		}
+	case "default":
+		if req.Default == nil {
+			return req, fmt.Errorf("checkpoint(): headless \"default\" needs a default answer")
+		}
+	case "abort":
+	default:
+		return req, fmt.Errorf("checkpoint(): option headless must be \"default\" or \"abort\", not %q", req.Headless)
+	}
+	return req, nil
+}
+
+// Validate checks an answer against the checkpoint's kind and choices.
+func (r CheckpointRequest) Validate(answer json.RawMessage) error {
+	switch r.Kind {
+	case Confirm:
+		var b bool
+		if json.Unmarshal(answer, &b) != nil {
+			return fmt.Errorf("a confirm checkpoint takes true or false, not %s", jsonKind(answer))
+		}
+	case Text:
+		var s string
+		if json.Unmarshal(answer, &s) != nil {
+			return fmt.Errorf("a text checkpoint takes a string, not %s", jsonKind(answer))
+		}
+	case Select:
+		var s string
+		if json.Unmarshal(answer, &s) != nil || !contains(r.Choices, s) {
+			return fmt.Errorf("a select checkpoint takes one of %q", r.Choices)
+		}
+	}
+	return nil
+}
+
+func objectFields(fn string, raw json.RawMessage, allowed []string) (map[string]json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	if firstByte(raw) != '{' {
+		return nil, fmt.Errorf("%s: options must be an object, not %s", fn, jsonKind(raw))
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("%s: options: %w", fn, err)
+	}
+	var unknown []string
+	for name := range fields {
+		if !contains(allowed, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("%s: unknown option %q; the options are %s", fn, unknown[0], strings.Join(allowed, ", "))
+	}
+	return fields, nil
+}
+
+func decodeString(fn, name string, v json.RawMessage, dst *string) error {
+	if isNull(v) {
+		return nil
+	}
+	if json.Unmarshal(v, dst) != nil {
+		return fmt.Errorf("%s: option %s must be a string, not %s", fn, name, jsonKind(v))
+	}
+	return nil
+}
+
+func decodeNumber(fn, name string, v json.RawMessage, dst *int64) error {
+	var f float64
+	if json.Unmarshal(v, &f) != nil {
+		return fmt.Errorf("%s: option %s must be a number, not %s", fn, name, jsonKind(v))
+	}
+	if f != float64(int64(f)) {
+		return fmt.Errorf("%s: option %s must be a whole number, not %v", fn, name, f)
+	}
+	*dst = int64(f)
+	return nil
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+func firstByte(v json.RawMessage) byte {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[0]
+}
+
+func jsonKind(v json.RawMessage) string {
+	switch firstByte(v) {
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case 0:
+		return "nothing"
+	default:
+		return "a number"
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
