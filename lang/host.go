@@ -81,28 +81,30 @@ type Scope interface {
 
 // Env holds the primitives the engine gives a running script.
 //
-// The blocking methods (Agent, Checkpoint, Workflow) may be called from any
-// goroutine; a host that runs a single-threaded interpreter calls them off
-// its interpreter thread and hands the answer back. Every other method is
-// cheap, never blocks, and must be called in the script's program order
-// within a scope, because the order decides identities.
+// Order decides identity: a call's identity is its scope plus its ordinal in
+// that scope, so a host must call every Env method on the script's own thread
+// in program order. The three calls that take time (Agent, Checkpoint,
+// Workflow) therefore return at once, after fixing the call's identity, and
+// report their answer later through done, which the engine calls exactly
+// once from another goroutine. A single-threaded host hands that answer back
+// to its interpreter thread; a host with blocking builtins waits for it.
 type Env interface {
 	// Args is the run's args as JSON, or nil when the run has none.
 	Args() json.RawMessage
 	// Root is the scope the script's body runs in.
 	Root() Scope
 
-	// Agent runs one agent call and returns its result: a JSON string for
-	// text, the validated object for a schema, or null on a terminal failure.
-	// It returns an error the script should see as a throw: budget exhausted,
-	// the agent cap, a schema that never validated, or a stopped run.
-	Agent(ctx context.Context, s Scope, prompt string, opts AgentOptions) (json.RawMessage, error)
-	// Checkpoint asks a human (or applies the headless policy) and returns
-	// the answer as JSON.
-	Checkpoint(ctx context.Context, s Scope, req CheckpointRequest) (json.RawMessage, error)
+	// Agent starts one agent call. Its answer is a JSON string for text,
+	// the validated object for a schema, or null on a terminal failure. An
+	// error is one the script should see as a throw: budget exhausted, the
+	// agent cap, a schema that never validated, a stopped run.
+	Agent(ctx context.Context, s Scope, prompt string, opts AgentOptions, done Done)
+	// Checkpoint asks a human (or applies the headless policy); the answer
+	// is JSON.
+	Checkpoint(ctx context.Context, s Scope, req CheckpointRequest, done Done)
 	// Workflow runs a saved workflow (by name) or a script (by path) as a
-	// child of s, one level deep, and returns its result.
-	Workflow(ctx context.Context, s Scope, ref string, args json.RawMessage) (json.RawMessage, error)
+	// child of s, one level deep; the answer is the child's result.
+	Workflow(ctx context.Context, s Scope, ref string, args json.RawMessage, done Done)
 
 	// Parallel opens n branch scopes under s for one parallel() call.
 	Parallel(s Scope, n int) ([]Scope, error)
@@ -121,6 +123,9 @@ type Env interface {
 	// Budget is the run's token budget as the script sees it.
 	Budget() Budget
 }
+
+// Done receives the answer of a call started through Env. It must not block.
+type Done func(answer json.RawMessage, err error)
 
 // Budget is the script-facing view of the run's token budget.
 type Budget interface {
