@@ -1,0 +1,297 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// agentCall is one agent() call on its way to an answer.
+type agentCall struct {
+	run      *Run
+	scope    *scope
+	path     string
+	fp       string
+	prompt   string
+	opts     lang.AgentOptions
+	executor string
+	phase    string
+	schema   *compiledSchema
+	done     lang.Done
+}
+
+// startAgent fixes the call's identity (in program order, on the script's
+// thread), answers it from the journal when it already finished, and
+// otherwise runs it live in the background.
+func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	path := sc.callPath("agent")
+	if n := r.agents.Add(1); n > int64(r.opts.MaxAgents) {
+		r.limitHit("agents", fmt.Sprintf("agent call %d is over the cap of %d agents per run", n, r.opts.MaxAgents))
+		go done(nil, newError("AGENT_LIMIT", ErrAgentLimit,
+			fmt.Sprintf("agent(): the run reached its cap of %d agents (nested workflows included); raise --max-agents to allow more", r.opts.MaxAgents)))
+		return
+	}
+	schema, err := r.rt.schemas.get(opts.Schema)
+	if err != nil {
+		go done(nil, newError("BAD_SCHEMA", ErrSchemaInvalid, err.Error()))
+		return
+	}
+	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
+	c.executor = opts.Executor
+	if c.executor == "" {
+		c.executor = r.opts.Executor
+	}
+	c.phase = opts.Phase
+	if c.phase == "" {
+		c.phase = sc.currentPhase()
+	}
+	in := fingerprintInput{Kind: "agent", Prompt: prompt, Executor: c.executor, Model: opts.Model,
+		Effort: opts.Effort, AgentType: opts.AgentType, Isolation: opts.Isolation}
+	if schema != nil {
+		in.Schema = schema.canonical
+	}
+	c.fp = fingerprint(in)
+
+	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
+		r.replayed.Add(1)
+		r.spent.Add(p.usage.Total())
+		r.rt.bus.Publish(r.id, EventCallReplayed, callPayload{Path: path, Label: opts.Label, Phase: c.phase})
+		go done(p.result, nil)
+		return
+	}
+	r.calls.Add(1)
+	go c.runLive()
+}
+
+type callPayload struct {
+	Path     string           `json:"path"`
+	Label    string           `json:"label,omitempty"`
+	Phase    string           `json:"phase,omitempty"`
+	Executor string           `json:"executor,omitempty"`
+	Prompt   string           `json:"prompt,omitempty"`
+	Usage    *executors.Usage `json:"usage,omitempty"`
+	Error    string           `json:"error,omitempty"`
+	Attempt  int              `json:"attempt,omitempty"`
+}
+
+// runLive runs the call on its executor, journals the answer, and only then
+// hands it to the script.
+func (c *agentCall) runLive() {
+	r := c.run
+	defer r.calls.Done()
+	ctx := r.ctx
+	if err := c.checkBudget(); err != nil {
+		c.done(nil, err)
+		return
+	}
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		c.done(nil, context.Cause(ctx))
+		return
+	}
+	// The budget may have been spent while this call waited for a slot.
+	if err := c.checkBudget(); err != nil {
+		<-r.slots
+		c.done(nil, err)
+		return
+	}
+	r.running.Add(1)
+	r.append(&record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
+		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.opts.Model, Schema: c.opts.Schema,
+	}})
+	r.rt.bus.Publish(r.id, EventCallStarted, callPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor})
+
+	started := time.Now()
+	out := c.attempt(ctx)
+	<-r.slots
+	r.running.Add(-1)
+	r.addUsage(out.usage)
+	r.spent.Add(out.usage.Total())
+
+	if ctx.Err() != nil && out.err != nil {
+		// Paused or stopped: the call did not finish and will run again.
+		c.done(nil, context.Cause(ctx))
+		return
+	}
+	if out.err != nil {
+		c.fail(out, started)
+		return
+	}
+	rec := &record{Type: recFinished, Path: c.path, Kind: "agent", Fingerprint: c.fp, Result: out.value, Usage: &out.usage,
+		Answer: &answerInfo{Source: "live", Provider: out.res.Provider, Model: out.res.Model, Attempts: out.attempts,
+			DurMs: time.Since(started).Milliseconds(), History: out.res.History}}
+	if err := r.appendSync(rec); err != nil {
+		r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
+		c.done(nil, err)
+		return
+	}
+	r.live.Add(1)
+	r.rt.bus.Publish(r.id, EventCallFinished, callPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
+	c.done(out.value, nil)
+}
+
+func (c *agentCall) checkBudget() error {
+	r := c.run
+	budget := r.opts.TokenBudget
+	if budget <= 0 {
+		return nil
+	}
+	if spent := r.spent.Load(); spent >= budget {
+		r.limitHit("budget", fmt.Sprintf("%d of %d tokens spent", spent, budget))
+		return newError("BUDGET_EXHAUSTED", ErrBudgetExhausted,
+			fmt.Sprintf("agent(): the token budget is spent (%d of %d tokens); resume with a larger --token-budget to go on", spent, budget))
+	}
+	return nil
+}
+
+// fail settles a call that ended without an answer: a schema failure
+// throws in the script; any other failure gives null; a rate limit pauses
+// the run.
+func (c *agentCall) fail(out attemptResult, started time.Time) {
+	r := c.run
+	class := executors.ClassOf(out.err)
+	if class == executors.RateLimited {
+		r.pauseFor("rate limited: " + out.err.Error())
+		c.done(nil, newError("RATE_LIMITED", ErrRateLimited, out.err.Error()))
+		return
+	}
+	info := &errorInfo{Class: class.String(), Message: out.err.Error()}
+	var ee *Error
+	if errors.As(out.err, &ee) {
+		info.Code = ee.Code
+	}
+	r.append(&record{Type: recFailed, Path: c.path, Kind: "agent", Fingerprint: c.fp, Usage: &out.usage, Error: info,
+		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
+	r.failed.Add(1)
+	r.rt.bus.Publish(r.id, EventCallFailed, callPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message})
+	if errors.Is(out.err, ErrSchemaInvalid) {
+		c.done(nil, out.err)
+		return
+	}
+	c.done(json.RawMessage("null"), nil)
+}
+
+type attemptResult struct {
+	value    json.RawMessage
+	res      executors.Result
+	usage    executors.Usage
+	attempts int
+	err      error
+}
+
+// attempt runs the executor until it gives a valid answer, retrying
+// transient failures with backoff and re-prompting for schema repairs.
+func (c *agentCall) attempt(ctx context.Context) attemptResult {
+	r := c.run
+	var out attemptResult
+	exec, err := r.rt.cfg.Executors.Get(c.executor)
+	if err != nil {
+		out.err = &executors.Error{Class: executors.Terminal, Message: "agent()", Err: err}
+		return out
+	}
+	retries := r.opts.AgentRetries
+	if c.opts.Retries != nil {
+		retries = *c.opts.Retries
+	}
+	timeout := r.opts.AgentTimeout
+	if c.opts.TimeoutMs != nil {
+		timeout = time.Duration(*c.opts.TimeoutMs) * time.Millisecond
+	}
+	prompt, transient, repairs := c.prompt, 0, 0
+	observe := func(p executors.Progress) {
+		r.rt.bus.Publish(r.id, EventCallProgress, progressPayload{Path: c.path, Progress: p})
+	}
+	for {
+		out.attempts++
+		req := executors.Request{
+			RunID: r.id, Path: c.path, Prompt: prompt, Model: c.opts.Model, Effort: c.opts.Effort,
+			AgentType: c.opts.AgentType, Isolation: c.opts.Isolation, Schema: c.opts.Schema,
+			Dir: r.rt.cfg.Cwd, Attempt: out.attempts,
+		}
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if timeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, timeout)
+		}
+		res, err := exec.Run(actx, req, observe)
+		timedOut := actx.Err() != nil && ctx.Err() == nil
+		cancel()
+		out.usage = out.usage.Add(res.Usage)
+		out.res = res
+		if err == nil && timedOut {
+			err = context.DeadlineExceeded
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				out.err = err
+				return out
+			}
+			if timedOut {
+				err = &executors.Error{Class: executors.Transient, Message: "agent timed out after " + timeout.String(), Err: err}
+			}
+			if executors.ClassOf(err) == executors.Transient && transient < retries {
+				transient++
+				wait := r.backoff(transient, err)
+				r.append(&record{Type: recRetry, Path: c.path, Error: &errorInfo{Class: "transient", Message: err.Error()}})
+				r.rt.bus.Publish(r.id, EventCallRetry, callPayload{Path: c.path, Error: err.Error(), Attempt: out.attempts})
+				select {
+				case <-time.After(wait):
+					continue
+				case <-ctx.Done():
+					out.err = context.Cause(ctx)
+					return out
+				}
+			}
+			out.err = err
+			return out
+		}
+		if c.schema == nil {
+			out.value, _ = json.Marshal(res.Text)
+			return out
+		}
+		answer := res.Text
+		if len(res.Structured) > 0 {
+			answer = string(res.Structured)
+		}
+		value, verr := c.schema.validate(answer)
+		if verr == nil {
+			out.value = value
+			return out
+		}
+		repairs++
+		if repairs >= r.opts.SchemaAttempts {
+			out.err = newError("SCHEMA_INVALID", ErrSchemaInvalid,
+				fmt.Sprintf("agent(): the answer did not satisfy the schema after %d attempts: %v", repairs, verr))
+			return out
+		}
+		r.append(&record{Type: recRetry, Path: c.path, Error: &errorInfo{Class: "schema", Message: verr.Error()}})
+		r.rt.bus.Publish(r.id, EventCallRetry, callPayload{Path: c.path, Error: "schema: " + verr.Error(), Attempt: out.attempts})
+		prompt = repairPrompt(c.prompt, verr, c.opts.Schema)
+	}
+}
+
+// backoff is how long to wait before retry n: what the executor asked for,
+// else exponential from the run's base, capped at 30 seconds.
+func (r *Run) backoff(n int, err error) time.Duration {
+	var ee *executors.Error
+	if errors.As(err, &ee) && ee.RetryAfter > 0 {
+		return ee.RetryAfter
+	}
+	d := r.opts.RetryBackoff << (n - 1)
+	return min(d, 30*time.Second)
+}
+
+func repairPrompt(prompt string, verr error, schema json.RawMessage) string {
+	return prompt + "\n\nYour previous answer did not satisfy the required JSON Schema: " + verr.Error() +
+		"\nAnswer again with only a JSON value that satisfies this schema:\n" + string(schema)
+}
+
+type progressPayload struct {
+	Path     string             `json:"path"`
+	Progress executors.Progress `json:"progress"`
+}

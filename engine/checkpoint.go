@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// Responder answers checkpoints when a human can be reached (the server
+// publishes them to the dashboard and API). Without one, checkpoints follow
+// their headless policy.
+type Responder interface {
+	// Ask waits for an answer to req; it returns an error wrapping
+	// ErrCheckpointAbort when nobody will answer.
+	Ask(ctx context.Context, runID, path string, req lang.CheckpointRequest) (json.RawMessage, error)
+}
+
+// startCheckpoint answers a checkpoint from the journal, from a responder,
+// or by its headless policy, and journals the answer so a resume replays it.
+func (r *Run) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, done lang.Done) {
+	path := sc.callPath("checkpoint")
+	shape, _ := json.Marshal(struct {
+		Kind    lang.CheckpointKind `json:"kind"`
+		Choices []string            `json:"choices,omitempty"`
+		Default json.RawMessage     `json:"default,omitempty"`
+	}{req.Kind, req.Choices, req.Default})
+	fp := fingerprint(fingerprintInput{Kind: "checkpoint", Prompt: req.Prompt, Schema: shape})
+	if p, ok := r.replay.lookup(sc, path, fp, f.mode); ok {
+		r.rt.bus.Publish(r.id, EventCheckpoint, checkpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
+		go done(p.result, nil)
+		return
+	}
+	r.calls.Add(1)
+	go func() {
+		defer r.calls.Done()
+		answer, source, err := r.answerCheckpoint(path, req)
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		rec := &record{Type: recFinished, Path: path, Kind: "checkpoint", Fingerprint: fp, Result: answer,
+			Call: &callInfo{Prompt: req.Prompt, Phase: sc.currentPhase()}, Answer: &answerInfo{Source: source}}
+		if err := r.appendSync(rec); err != nil {
+			r.fail(fmt.Errorf("journal checkpoint %s: %w", path, err))
+			done(nil, err)
+			return
+		}
+		r.rt.bus.Publish(r.id, EventCheckpoint, checkpointPayload{Path: path, Prompt: req.Prompt, Answer: answer, Source: source})
+		done(answer, nil)
+	}()
+}
+
+func (r *Run) answerCheckpoint(path string, req lang.CheckpointRequest) (json.RawMessage, string, error) {
+	if resp := r.rt.cfg.Responder; resp != nil {
+		answer, err := resp.Ask(r.ctx, r.id, path, req)
+		if err != nil {
+			return nil, "", err
+		}
+		if verr := req.Validate(answer); verr != nil {
+			return nil, "", fmt.Errorf("checkpoint(): %w", verr)
+		}
+		return answer, "human", nil
+	}
+	if req.Headless == "default" {
+		return req.Default, "headless-default", nil
+	}
+	return nil, "", newError("CHECKPOINT_ABORT", ErrCheckpointAbort,
+		fmt.Sprintf("checkpoint(%q) needs an answer, nobody can give one in a headless run, and it declares no default; give it a default, or run it under `dynworkflow serve` to answer it", req.Prompt))
+}
+
+type checkpointPayload struct {
+	Path   string          `json:"path"`
+	Prompt string          `json:"prompt"`
+	Answer json.RawMessage `json:"answer"`
+	Source string          `json:"source"`
+}

@@ -1,0 +1,38 @@
+package engine
+
+import "errors"
+
+// Errors a caller can test with errors.Is.
+var (
+	ErrPaused          = errors.New("run paused")
+	ErrStopped         = errors.New("run stopped")
+	ErrAgentLimit      = errors.New("agent limit reached")
+	ErrItemLimit       = errors.New("item limit exceeded")
+	ErrBudgetExhausted = errors.New("token budget exhausted")
+	ErrSchemaInvalid   = errors.New("answer does not satisfy the schema")
+	ErrCheckpointAbort = errors.New("checkpoint aborted the run")
+	ErrNesting         = errors.New("workflow() nests only one level")
+	ErrNotFound        = errors.New("no such run")
+	ErrNotResumable    = errors.New("run cannot be resumed")
+	ErrNotRunning      = errors.New("run is not running in this process")
+	ErrRateLimited     = errors.New("rate limited")
+)
+
+// Error is an engine error a script can see, with a stable code.
+type Error struct {
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap lets errors.Is match the sentinel.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode is the stable code scripts see as error.code.
+func (e *Error) ErrorCode() string { return e.Code }
+
+func newError(code string, sentinel error, msg string) *Error {
+	return &Error{Code: code, Message: msg, Err: sentinel}
+}

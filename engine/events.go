@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"sync"
+	"time"
+)
+
+// Event is one state change. Sequence is monotonic per Runtime, so a client
+// that saw event n has seen everything before it.
+type Event struct {
+	Sequence  int64     `json:"sequence"`
+	Timestamp time.Time `json:"timestamp"`
+	Type      string    `json:"type"`
+	RunID     string    `json:"runId,omitempty"`
+	Payload   any       `json:"payload,omitempty"`
+}
+
+// Event types.
+const (
+	EventRunStarted      = "run.started"
+	EventRunResumed      = "run.resumed"
+	EventRunStatus       = "run.status"
+	EventCallStarted     = "call.started"
+	EventCallFinished    = "call.finished"
+	EventCallReplayed    = "call.replayed"
+	EventCallFailed      = "call.failed"
+	EventCallRetry       = "call.retry"
+	EventCallProgress    = "call.progress"
+	EventPhase           = "phase"
+	EventLog             = "log"
+	EventLimit           = "limit"
+	EventCheckpoint      = "checkpoint.answered"
+	EventBranchFailed    = "branch.failed"
+	EventSubscriberReset = "reset"
+)
+
+// Bus fans events out to subscribers and keeps the latest ones in a ring, so
+// a client that reconnects can catch up. Events are a live acceleration: the
+// journal stays the truth.
+type Bus struct {
+	mu   sync.Mutex
+	seq  int64
+	ring []Event
+	next int // ring write position
+	full bool
+	subs map[*Subscription]struct{}
+}
+
+// NewBus returns a bus keeping the last ringSize events.
+func NewBus(ringSize int) *Bus {
+	return &Bus{ring: make([]Event, max(ringSize, 1)), subs: map[*Subscription]struct{}{}}
+}
+
+// Publish stamps and delivers an event. It never blocks: a subscriber that
+// cannot keep up loses events and is told so with a reset event.
+func (b *Bus) Publish(runID, typ string, payload any) {
+	b.mu.Lock()
+	b.seq++
+	ev := Event{Sequence: b.seq, Timestamp: time.Now().UTC(), Type: typ, RunID: runID, Payload: payload}
+	b.ring[b.next] = ev
+	b.next++
+	if b.next == len(b.ring) {
+		b.next, b.full = 0, true
+	}
+	for s := range b.subs {
+		s.deliver(ev)
+	}
+	b.mu.Unlock()
+}
+
+// Sequence is the number of the latest event.
+func (b *Bus) Sequence() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.seq
+}
+
+// Since returns the events after seq still in the ring. ok is false when
+// some of them already left the ring: the caller must rebuild its state
+// from the store instead.
+func (b *Bus) Since(seq int64) (events []Event, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sinceLocked(seq)
+}
+
+func (b *Bus) sinceLocked(seq int64) ([]Event, bool) {
+	n := b.next
+	if b.full {
+		n = len(b.ring)
+	}
+	oldest := b.seq - int64(n) + 1
+	if seq+1 < oldest {
+		return nil, false
+	}
+	var out []Event
+	for s := max(seq+1, oldest); s <= b.seq; s++ {
+		idx := (b.next - int(b.seq-s) - 1 + len(b.ring)) % len(b.ring)
+		out = append(out, b.ring[idx])
+	}
+	return out, true
+}
+
+// Subscription receives events on C until Close.
+type Subscription struct {
+	C      <-chan Event
+	c      chan Event
+	bus    *Bus
+	filter func(Event) bool
+	lagged bool
+}
+
+// Subscribe returns a subscription with room for buffer undelivered events.
+// filter, if not nil, selects the events it gets.
+func (b *Bus) Subscribe(buffer int, filter func(Event) bool) *Subscription {
+	c := make(chan Event, max(buffer, 1))
+	s := &Subscription{C: c, c: c, bus: b, filter: filter}
+	b.mu.Lock()
+	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+	return s
+}
+
+// Close stops delivery and closes C.
+func (s *Subscription) Close() {
+	s.bus.mu.Lock()
+	if _, ok := s.bus.subs[s]; ok {
+		delete(s.bus.subs, s)
+		close(s.c)
+	}
+	s.bus.mu.Unlock()
+}
+
+// deliver runs under the bus lock.
+func (s *Subscription) deliver(ev Event) {
+	if s.filter != nil && !s.filter(ev) {
+		return
+	}
+	if s.lagged {
+		select {
+		case s.c <- Event{Sequence: ev.Sequence, Timestamp: ev.Timestamp, Type: EventSubscriberReset}:
+			s.lagged = false
+		default:
+			return
+		}
+	}
+	select {
+	case s.c <- ev:
+	default:
+		s.lagged = true
+	}
+}

@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"hash"
+)
+
+// fingerprint hashes what determines a call's answer. Label and phase are
+// cosmetic and left out, so renaming a label never re-runs an agent.
+type fingerprintInput struct {
+	Kind      string
+	Prompt    string
+	Executor  string
+	Model     string
+	Effort    string
+	AgentType string
+	Isolation string
+	Schema    []byte // canonical JSON
+}
+
+func fingerprint(in fingerprintInput) string {
+	h := sha256.New()
+	field := func(h hash.Hash, s string) {
+		var n [8]byte
+		l := len(s)
+		for i := range n {
+			n[i] = byte(l >> (8 * i))
+		}
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field(h, in.Kind)
+	field(h, in.Prompt)
+	field(h, in.Executor)
+	field(h, in.Model)
+	field(h, in.Effort)
+	field(h, in.AgentType)
+	field(h, in.Isolation)
+	field(h, string(in.Schema))
+	sum := h.Sum(nil)
+	return hex.EncodeToString(sum[:16])
+}
+
+// canonicalJSON re-encodes v with sorted object keys, so two spellings of
+// the same schema give the same fingerprint.
+func canonicalJSON(raw json.RawMessage) ([]byte, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

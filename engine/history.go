@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/engine/journal"
+	"github.com/dynworkflow/dynworkflow/executors"
+)
+
+// history is a run's journal folded into what a resume needs: the current
+// script, args and options, every finished call, and the totals so far.
+type history struct {
+	header     runHeader
+	created    time.Time
+	epoch      int
+	scriptPath string
+	scriptHash string
+	scriptText string
+	args       json.RawMessage
+	options    Options
+	children   map[string]*scriptRecord // by frame path
+	replay     *replayIndex
+	lastSeq    int64
+	end        *endInfo
+	// usage is what every live attempt of every execution cost.
+	usage executors.Usage
+	// running is how many calls started without an end record, at the tail.
+	repair journal.Repair
+}
+
+// loadHistory reads and folds the journal at path, repairing a torn tail.
+func loadHistory(path string) (*history, error) {
+	h := &history{children: map[string]*scriptRecord{}, replay: newReplayIndex()}
+	sawRun := false
+	line := 0
+	repair, err := journal.Scan(path, func(b []byte) error {
+		line++
+		var r record
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("%s: line %d: %w", path, line, err)
+		}
+		if r.Seq > h.lastSeq {
+			h.lastSeq = r.Seq
+		}
+		switch r.Type {
+		case recRun:
+			if r.Run == nil {
+				return fmt.Errorf("%s: line %d: run record without a header", path, line)
+			}
+			sawRun = true
+			h.created = time.UnixMilli(r.Time)
+			h.header = *r.Run
+			h.scriptPath, h.scriptHash, h.scriptText = r.Run.ScriptPath, r.Run.ScriptHash, r.Run.ScriptText
+			h.args, h.options = r.Run.Args, r.Run.Options
+		case recResume:
+			if r.Resume == nil {
+				return fmt.Errorf("%s: line %d: resume record without a header", path, line)
+			}
+			h.epoch = r.Epoch
+			h.scriptHash = r.Resume.NewHash
+			if r.Resume.ScriptPath != "" {
+				h.scriptPath = r.Resume.ScriptPath
+			}
+			if r.Resume.ScriptText != "" {
+				h.scriptText = r.Resume.ScriptText
+			}
+			h.args, h.options = r.Resume.Args, r.Resume.Options
+			h.end = nil
+		case recScript:
+			if r.Script != nil {
+				h.children[r.Script.Frame] = r.Script
+			}
+		case recStarted:
+			h.replay.addStarted(r.Path, r.Fingerprint)
+		case recFinished:
+			var u executors.Usage
+			if r.Usage != nil {
+				u = *r.Usage
+				if r.Answer == nil || r.Answer.Source == "live" {
+					h.usage = h.usage.Add(u)
+				}
+			}
+			h.replay.addFinished(r.Path, r.Fingerprint, r.Result, u)
+		case recFailed:
+			if r.Usage != nil {
+				h.usage = h.usage.Add(*r.Usage)
+			}
+			h.replay.forgetFinished(r.Path, r.Fingerprint)
+		case recEnd:
+			h.end = r.End
+		}
+		return nil
+	})
+	h.repair = repair
+	if err != nil {
+		return nil, err
+	}
+	if !sawRun {
+		return nil, fmt.Errorf("%s: the journal has no run record; it is not a dynworkflow journal or it was cut before the run began", path)
+	}
+	return h, nil
+}

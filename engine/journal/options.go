@@ -1,0 +1,32 @@
+package journal
+
+import (
+	"os"
+	"time"
+)
+
+// DefaultFlushInterval bounds how long a record queued with Append waits
+// before a background flush writes it, when nothing else forces a write.
+const DefaultFlushInterval = 200 * time.Millisecond
+
+// Options configure a Writer. The zero value is ready to use.
+type Options struct {
+	// Fence, if set, is called before every batch is written. If it returns
+	// an error nothing of the batch is written, every waiter of the batch
+	// gets an error matching both ErrFenced and the fence's error, and the
+	// Writer is broken from then on. The engine passes the run lease's
+	// Check here, so that an owner that lost its lease can never append.
+	Fence func() error
+
+	// FlushInterval overrides DefaultFlushInterval.
+	FlushInterval time.Duration
+
+	hooks hooks
+}
+
+// hooks let tests observe and stall the commit loop.
+type hooks struct {
+	queued     func()               // after a record joined the pending batch
+	beforeSync func()               // in the commit loop, before each fsync
+	sync       func(*os.File) error // replaces datasync
+}

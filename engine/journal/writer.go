@@ -1,0 +1,269 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+)
+
+// A Writer appends records to one journal file. It is safe for concurrent
+// use. It holds an exclusive flock on the file while open, so a second
+// Writer on the same journal fails with ErrBusy instead of interleaving.
+type Writer struct {
+	path     string
+	file     *os.File
+	opts     Options
+	repaired Repair
+
+	mu      sync.Mutex
+	pending *batch // the batch records are currently added to
+	closed  bool
+	broken  error // sticky: set by the first failed write, sync or fence
+
+	urgent chan struct{} // a pending record waits for durability
+	lazy   chan struct{} // a pending record may wait for the flush interval
+	quit   chan struct{}
+	exited chan struct{}
+
+	// Owned by the commit loop.
+	spare *bytes.Buffer
+	dirty bool // written since the last sync
+
+	records, batches, fsyncs, bytesWritten atomic.Int64
+}
+
+// A batch is the set of records that go out in one write. Waiters hold on
+// to it until done is closed, after which err is their result.
+type batch struct {
+	buf     *bytes.Buffer
+	records int
+	durable bool // someone waits for the batch to be synced
+	done    chan struct{}
+	err     error
+}
+
+// Open opens the journal at path for appending, creating it with mode 0600
+// (and tightening an existing file to 0600). Before it returns, a torn tail
+// left by a crash has been moved aside; OpenRepair reports it. At most one
+// Options may be given; none means the defaults.
+func Open(path string, opts ...Options) (*Writer, error) {
+	var o Options
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		return nil, fmt.Errorf("journal.Open: %d Options given, want at most one", len(opts))
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = DefaultFlushInterval
+	}
+	f, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{
+		path:   path,
+		file:   f,
+		opts:   o,
+		urgent: make(chan struct{}, 1),
+		lazy:   make(chan struct{}, 1),
+		quit:   make(chan struct{}),
+		exited: make(chan struct{}),
+		spare:  new(bytes.Buffer),
+	}
+	if w.repaired, err = repairTail(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.pending = w.newBatch()
+	go w.commitLoop()
+	return w, nil
+}
+
+// openFile opens or creates the journal and takes its lock.
+func openFile(path string) (*os.File, error) {
+	created := true
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		created = false
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening journal: %w", err)
+	}
+	busy, err := lockExclusive(f)
+	if err == nil && busy {
+		err = fmt.Errorf("%w: %s", ErrBusy, path)
+	}
+	if err == nil {
+		err = tighten(f)
+	}
+	if err == nil && created {
+		// Without this the new name, and so every record, could vanish
+		// in a crash even after the records were synced.
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening journal %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func tighten(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm() != 0o600 {
+		return f.Chmod(0o600)
+	}
+	return nil
+}
+
+// Path returns the journal's file name.
+func (w *Writer) Path() string { return w.path }
+
+// OpenRepair reports the torn tail Open moved aside, if any.
+func (w *Writer) OpenRepair() Repair { return w.repaired }
+
+// Append queues rec without waiting. It becomes durable with the next
+// synced batch, at Flush or Close, or at the latest by the background flush
+// one flush interval later. An error in writing it is reported by later
+// calls, since the Writer breaks.
+func (w *Writer) Append(rec []byte) error {
+	_, err := w.enqueue(rec, false)
+	return err
+}
+
+// AppendSync queues rec and waits until it has been written and synced.
+// Records appended concurrently share one write and one sync.
+//
+// If ctx is done first, AppendSync returns ctx.Err(), but the record stays
+// queued and may still become durable.
+func (w *Writer) AppendSync(ctx context.Context, rec []byte) error {
+	b, err := w.enqueue(rec, true)
+	if err != nil {
+		return err
+	}
+	return w.wait(ctx, b)
+}
+
+// Flush waits until every record appended so far is durable.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	if err := w.refuse(); err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	b := w.pending
+	kick := !b.durable
+	b.durable = true
+	w.mu.Unlock()
+	if kick {
+		signal(w.urgent)
+	}
+	return w.wait(ctx, b)
+}
+
+// Close makes every appended record durable and closes the file, releasing
+// its lock. Later appends fail with ErrClosed, as does a second Close.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return fmt.Errorf("journal %s: %w", w.path, ErrClosed)
+	}
+	w.closed = true
+	b := w.pending
+	b.durable = true
+	w.mu.Unlock()
+
+	close(w.quit)
+	<-w.exited // the commit loop commits b on its way out
+	err := b.err
+	if cerr := w.file.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("closing journal %s: %w", w.path, cerr))
+	}
+	return err
+}
+
+func (w *Writer) enqueue(rec []byte, durable bool) (*batch, error) {
+	if err := checkRecord(rec); err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	if err := w.refuse(); err != nil {
+		w.mu.Unlock()
+		return nil, err
+	}
+	b := w.pending
+	first := b.records == 0
+	b.buf.Write(rec)
+	b.buf.WriteByte('\n')
+	b.records++
+	// Only the first record that needs a sync has to wake the commit
+	// loop; the others ride along in the same batch.
+	kick := durable && !b.durable
+	if durable {
+		b.durable = true
+	}
+	w.mu.Unlock()
+
+	switch {
+	case kick:
+		signal(w.urgent)
+	case first:
+		signal(w.lazy)
+	}
+	if w.opts.hooks.queued != nil {
+		w.opts.hooks.queued()
+	}
+	return b, nil
+}
+
+// refuse reports why nothing more can be appended. w.mu must be held.
+func (w *Writer) refuse() error {
+	if w.closed {
+		return fmt.Errorf("journal %s: %w", w.path, ErrClosed)
+	}
+	return w.broken
+}
+
+func (w *Writer) wait(ctx context.Context, b *batch) error {
+	select {
+	case <-b.done:
+		return b.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func checkRecord(rec []byte) error {
+	switch {
+	case len(rec) == 0:
+		return fmt.Errorf("%w: empty", ErrBadRecord)
+	case bytes.IndexByte(rec, '\n') >= 0:
+		return fmt.Errorf("%w: contains a newline (indented JSON?)", ErrBadRecord)
+	case !json.Valid(rec):
+		return fmt.Errorf("%w: not valid JSON", ErrBadRecord)
+	}
+	return nil
+}
+
+// signal wakes the commit loop without blocking; one pending wake-up is
+// enough because the loop takes everything pending when it wakes.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// Options are the limits and defaults of one run. They are journaled with
+// the run, and a resume may change them (raise a budget, say).
+type Options struct {
+	// Executor runs agent calls that do not name one.
+	Executor string `json:"executor"`
+	// Concurrency caps agent calls running at once.
+	Concurrency int `json:"concurrency"`
+	// MaxAgents caps agent() calls per run, nested workflows included.
+	MaxAgents int `json:"maxAgents"`
+	// MaxItems caps the items of one parallel() or pipeline() call.
+	MaxItems int `json:"maxItems"`
+	// TokenBudget is a hard ceiling on input+output tokens; 0 means none.
+	TokenBudget int64 `json:"tokenBudget,omitempty"`
+	// AgentRetries is how many times a transient failure is retried.
+	AgentRetries int `json:"agentRetries"`
+	// AgentTimeout bounds one attempt of one agent call; 0 means none.
+	AgentTimeout time.Duration `json:"agentTimeout,omitempty"`
+	// SchemaAttempts is how many answers a schema call may give before it
+	// throws: the first plus the repairs.
+	SchemaAttempts int `json:"schemaAttempts"`
+	// RetryBackoff is the first wait before a retry; it doubles per retry.
+	RetryBackoff time.Duration `json:"retryBackoff,omitempty"`
+}
+
+// Default limits, as in Claude Code's Workflow tool.
+const (
+	DefaultMaxAgents      = 1000
+	DefaultMaxItems       = 4096
+	DefaultSchemaAttempts = 3
+	DefaultRetryBackoff   = 500 * time.Millisecond
+	maxConcurrency        = 256
+)
+
+// DefaultConcurrency is min(16, max(1, CPUs-2)).
+func DefaultConcurrency() int {
+	return min(16, max(1, runtime.NumCPU()-2))
+}
+
+// DefaultOptions returns the options of a run that sets none.
+func DefaultOptions() Options {
+	return Options{
+		Executor:       "simulate",
+		Concurrency:    DefaultConcurrency(),
+		MaxAgents:      DefaultMaxAgents,
+		MaxItems:       DefaultMaxItems,
+		SchemaAttempts: DefaultSchemaAttempts,
+		RetryBackoff:   DefaultRetryBackoff,
+	}
+}
+
+// Validate reports the first option out of range, naming the flag that sets it.
+func (o Options) Validate() error {
+	switch {
+	case o.Executor == "":
+		return fmt.Errorf("no executor: pass --executor (simulate, codex, claude-code, pi)")
+	case o.Concurrency < 1 || o.Concurrency > maxConcurrency:
+		return fmt.Errorf("--concurrency must be between 1 and %d, not %d", maxConcurrency, o.Concurrency)
+	case o.MaxAgents < 1:
+		return fmt.Errorf("--max-agents must be at least 1, not %d", o.MaxAgents)
+	case o.MaxItems < 1:
+		return fmt.Errorf("--max-items must be at least 1, not %d", o.MaxItems)
+	case o.TokenBudget < 0:
+		return fmt.Errorf("--token-budget must be positive (or 0 for none), not %d", o.TokenBudget)
+	case o.AgentRetries < 0 || o.AgentRetries > 10:
+		return fmt.Errorf("--agent-retries must be between 0 and 10, not %d", o.AgentRetries)
+	case o.AgentTimeout < 0:
+		return fmt.Errorf("--agent-timeout-ms must be positive (or 0 for none)")
+	case o.SchemaAttempts < 1 || o.SchemaAttempts > 10:
+		return fmt.Errorf("schema attempts must be between 1 and 10, not %d", o.SchemaAttempts)
+	case o.RetryBackoff < 0:
+		return fmt.Errorf("retry backoff must not be negative")
+	}
+	return nil
+}

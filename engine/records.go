@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"github.com/dynworkflow/dynworkflow/executors"
+)
+
+// Journal record types. A record is one JSON line; the journal is
+// append-only, so a later record for the same call path supersedes an
+// earlier one.
+const (
+	recRun      = "run"           // the run was created: script, args, options
+	recResume   = "resume"        // a new execution began, and by which rule
+	recScript   = "script"        // a child workflow's script, by frame path
+	recStarted  = "call.started"  // a call was launched on an executor
+	recFinished = "call.finished" // a call's answer, durable before the script sees it
+	recFailed   = "call.failed"   // a call ended without an answer
+	recRetry    = "call.retry"    // an attempt failed and will be retried
+	recLog      = "log"
+	recPhase    = "phase"
+	recEnd      = "end" // the execution ended: status, result, error
+)
+
+// record is the union of every journal record; unused fields are omitted.
+type record struct {
+	Seq   int64  `json:"seq"`
+	Type  string `json:"type"`
+	Time  int64  `json:"t"` // unix milliseconds
+	Epoch int    `json:"epoch,omitempty"`
+
+	Run    *runHeader    `json:"run,omitempty"`
+	Resume *resumeHeader `json:"resume,omitempty"`
+	Script *scriptRecord `json:"script,omitempty"`
+
+	Path        string           `json:"path,omitempty"`
+	Kind        string           `json:"kind,omitempty"` // agent or checkpoint
+	Fingerprint string           `json:"fp,omitempty"`
+	Call        *callInfo        `json:"call,omitempty"`
+	Result      json.RawMessage  `json:"result,omitempty"`
+	Usage       *executors.Usage `json:"usage,omitempty"`
+	Answer      *answerInfo      `json:"answer,omitempty"`
+	Error       *errorInfo       `json:"error,omitempty"`
+
+	Level   string `json:"level,omitempty"`
+	Message string `json:"message,omitempty"`
+
+	End *endInfo `json:"end,omitempty"`
+}
+
+type runHeader struct {
+	RunID       string          `json:"runId"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Phases      []string        `json:"phases,omitempty"`
+	ScriptPath  string          `json:"scriptPath"`
+	ScriptHash  string          `json:"scriptHash"`
+	ScriptText  string          `json:"scriptText"`
+	Args        json.RawMessage `json:"args,omitempty"`
+	Options     Options         `json:"options"`
+	Cwd         string          `json:"cwd"`
+}
+
+type resumeHeader struct {
+	// Rule is "crash" (same script and args: replay every finished call) or
+	// "edit" (prefix rule per scope).
+	Rule       string          `json:"rule"`
+	OldHash    string          `json:"oldHash"`
+	NewHash    string          `json:"newHash"`
+	ScriptPath string          `json:"scriptPath,omitempty"`
+	ScriptText string          `json:"scriptText,omitempty"` // only when it changed
+	Args       json.RawMessage `json:"args,omitempty"`
+	Options    Options         `json:"options"`
+}
+
+type scriptRecord struct {
+	Frame string          `json:"frame"` // the scope path of the workflow() call
+	Name  string          `json:"name"`
+	Path  string          `json:"path"`
+	Hash  string          `json:"hash"`
+	Text  string          `json:"text"`
+	Args  json.RawMessage `json:"args,omitempty"`
+}
+
+type callInfo struct {
+	Label    string          `json:"label,omitempty"`
+	Phase    string          `json:"phase,omitempty"`
+	Prompt   string          `json:"prompt"`
+	Executor string          `json:"executor,omitempty"`
+	Model    string          `json:"model,omitempty"`
+	Schema   json.RawMessage `json:"schema,omitempty"`
+}
+
+type answerInfo struct {
+	Source   string                  `json:"source"` // live, headless-default, human
+	Provider string                  `json:"provider,omitempty"`
+	Model    string                  `json:"model,omitempty"`
+	Attempts int                     `json:"attempts,omitempty"`
+	DurMs    int64                   `json:"durMs"`
+	History  []executors.HistoryItem `json:"history,omitempty"`
+}
+
+type errorInfo struct {
+	Class   string `json:"class,omitempty"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+type endInfo struct {
+	Status      string          `json:"status"`
+	PauseReason string          `json:"pauseReason,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	Result      json.RawMessage `json:"result,omitempty"`
+	Replayed    int             `json:"replayed"`
+	Live        int             `json:"live"`
+	Failed      int             `json:"failed"`
+}

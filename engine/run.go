@@ -1,0 +1,407 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/engine/journal"
+	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// Status is where a run stands.
+type Status string
+
+// Run statuses.
+const (
+	StatusRunning   Status = "running"
+	StatusPaused    Status = "paused"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusStopped   Status = "stopped"
+)
+
+// Terminal reports whether a run in status s can still be resumed.
+func (s Status) Terminal() bool { return s == StatusStopped }
+
+// Run is one execution of a workflow in this process. A resumed run is a
+// new Run with the same ID and a higher epoch.
+type Run struct {
+	rt     *Runtime
+	id     string
+	paths  store.Paths
+	opts   Options
+	script lang.Script
+	args   json.RawMessage
+	header runHeader
+	epoch  int
+	main   *frame
+	replay *replayIndex
+	// children holds the child scripts journaled by earlier executions.
+	children map[string]*scriptRecord
+
+	journal *journal.Writer
+	lease   *store.Lease
+	seq     atomic.Int64
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	slots  chan struct{} // concurrency cap on live calls
+	calls  sync.WaitGroup
+
+	agents   atomic.Int64 // agent() calls made in this execution, for the cap
+	spent    atomic.Int64 // tokens as the script's budget sees them
+	replayed atomic.Int64
+	live     atomic.Int64
+	failed   atomic.Int64
+	running  atomic.Int64
+
+	mu          sync.Mutex
+	usage       executors.Usage // what every execution of this run cost
+	phase       string
+	status      Status
+	pauseReason string
+	createdAt   time.Time // when the run was first started
+	startedAt   time.Time // when this execution started
+	endedAt     time.Time
+	result      json.RawMessage
+	err         error
+	done        chan struct{}
+}
+
+// ID returns the run's id.
+func (r *Run) ID() string { return r.id }
+
+// Done is closed when the execution has ended and its state is on disk.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Pause cancels live work and leaves a resumable journal.
+func (r *Run) Pause() error { return r.interrupt(ErrPaused) }
+
+// Stop cancels live work and makes the run non-resumable.
+func (r *Run) Stop() error { return r.interrupt(ErrStopped) }
+
+func (r *Run) interrupt(cause error) error {
+	select {
+	case <-r.done:
+		return fmt.Errorf("%w: %s already ended", ErrNotRunning, r.id)
+	default:
+	}
+	r.cancel(cause)
+	return nil
+}
+
+// Outcome is how an execution ended.
+type Outcome struct {
+	RunID       string          `json:"runId"`
+	Name        string          `json:"name"`
+	Status      Status          `json:"status"`
+	PauseReason string          `json:"pauseReason,omitempty"`
+	Result      json.RawMessage `json:"result"`
+	Error       string          `json:"error,omitempty"`
+	Stats       store.Stats     `json:"stats"`
+	Epoch       int             `json:"epoch"`
+	DurationMs  int64           `json:"durationMs"`
+}
+
+// Wait blocks until the execution ends (or ctx is done) and returns how it
+// ended.
+func (r *Run) Wait(ctx context.Context) (Outcome, error) {
+	select {
+	case <-r.done:
+		return r.Outcome(), nil
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+}
+
+// Outcome reports the run as it stands.
+func (r *Run) Outcome() Outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := Outcome{
+		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
+		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch,
+	}
+	if o.Result == nil {
+		o.Result = json.RawMessage("null")
+	}
+	if r.err != nil {
+		o.Error = r.err.Error()
+	}
+	end := r.endedAt
+	if end.IsZero() {
+		end = time.Now()
+	}
+	o.DurationMs = end.Sub(r.startedAt).Milliseconds()
+	return o
+}
+
+// Progress is a cheap view of a running execution, for progress displays.
+type Progress struct {
+	Status   Status
+	Phase    string
+	Stats    store.Stats
+	Started  time.Time
+	Replayed int
+}
+
+// Progress reads the counters; it costs the same for 10 agents or 10,000.
+func (r *Run) Progress() Progress {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt}
+}
+
+func (r *Run) statsLocked() store.Stats {
+	replayed, live, failed := int(r.replayed.Load()), int(r.live.Load()), int(r.failed.Load())
+	return store.Stats{
+		Agents:            replayed + live + failed,
+		Replayed:          replayed,
+		Live:              live,
+		Failed:            failed,
+		Running:           int(r.running.Load()),
+		InputTokens:       r.usage.InputTokens,
+		CachedInputTokens: r.usage.CachedInputTokens,
+		OutputTokens:      r.usage.OutputTokens,
+		CostUSD:           r.usage.CostUSD,
+	}
+}
+
+func (r *Run) summary() store.Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := store.Summary{
+		RunID: r.id, Name: r.header.Name, Description: r.header.Description,
+		Status: string(r.status), PauseReason: r.pauseReason,
+		ScriptPath: r.script.Path(), ScriptHash: r.script.Hash(), Executor: r.opts.Executor,
+		Phase: r.phase, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
+		Stats: r.statsLocked(), JournalSeq: r.seq.Load(),
+	}
+	if r.err != nil {
+		s.Error = r.err.Error()
+	}
+	if !r.endedAt.IsZero() {
+		t := r.endedAt.UTC()
+		s.EndedAt = &t
+	}
+	return s
+}
+
+// execute runs the script and then settles the run's state on disk.
+func (r *Run) execute() {
+	defer close(r.done)
+	stopSnapshots := r.startSnapshots()
+	result, err := r.script.Run(r.ctx, r.main)
+	cause := context.Cause(r.ctx)
+	// Calls the script left running (it threw, or was cancelled) must not
+	// outlive the execution.
+	r.cancel(errExecutionEnded)
+	r.calls.Wait()
+	stopSnapshots()
+
+	status, reason := StatusCompleted, ""
+	switch {
+	case errors.Is(cause, ErrStopped):
+		status, err = StatusStopped, nil
+	case errors.Is(cause, ErrPaused):
+		status, err = StatusPaused, nil
+		var p *pauseCause
+		if errors.As(cause, &p) {
+			reason = p.reason
+		}
+	case err != nil:
+		status = StatusFailed
+	}
+	if status != StatusCompleted {
+		result = nil
+	}
+	r.finish(status, reason, result, err)
+}
+
+// errExecutionEnded cancels what the script left behind when it returned.
+var errExecutionEnded = errors.New("execution ended")
+
+// pauseCause is a pause with a reason (a rate limit, a Ctrl-C, ...).
+type pauseCause struct{ reason string }
+
+func (p *pauseCause) Error() string { return "run paused: " + p.reason }
+func (p *pauseCause) Unwrap() error { return ErrPaused }
+
+// pauseFor pauses the run with a reason the user will see.
+func (r *Run) pauseFor(reason string) { r.cancel(&pauseCause{reason: reason}) }
+
+// finish journals the end of the execution, writes the snapshot and lets go
+// of the run.
+func (r *Run) finish(status Status, reason string, result json.RawMessage, err error) {
+	r.mu.Lock()
+	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
+	r.endedAt = time.Now()
+	r.mu.Unlock()
+	end := &endInfo{
+		Status: string(status), PauseReason: reason, Result: result,
+		Replayed: int(r.replayed.Load()), Live: int(r.live.Load()), Failed: int(r.failed.Load()),
+	}
+	if err != nil {
+		end.Error = err.Error()
+	}
+	if werr := r.appendSync(&record{Type: recEnd, End: end}); werr != nil {
+		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
+	}
+	if werr := r.writeSnapshot(); werr != nil {
+		r.rt.log.Error("write snapshot", "run", r.id, "err", werr)
+	}
+	if cerr := r.journal.Close(); cerr != nil {
+		r.rt.log.Error("close journal", "run", r.id, "err", cerr)
+	}
+	r.lease.Release()
+	r.rt.forget(r)
+	r.rt.bus.Publish(r.id, EventRunStatus, statusPayload{Status: status, PauseReason: reason, Error: end.Error})
+}
+
+type statusPayload struct {
+	Status      Status `json:"status"`
+	PauseReason string `json:"pauseReason,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// fail ends the run because its state can no longer be written.
+func (r *Run) fail(err error) {
+	r.rt.log.Error("run cannot continue", "run", r.id, "err", err)
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+	r.cancel(err)
+}
+
+// append queues a record; it becomes durable with the next sync.
+func (r *Run) append(rec *record) {
+	b := r.encode(rec)
+	r.journal.Append(b)
+}
+
+// appendSync writes a record and waits until it is on disk. Records that
+// are waited for together share one fsync.
+func (r *Run) appendSync(rec *record) error {
+	b := r.encode(rec)
+	return r.journal.AppendSync(context.Background(), b)
+}
+
+func (r *Run) encode(rec *record) []byte {
+	rec.Seq = r.seq.Add(1)
+	rec.Time = time.Now().UnixMilli()
+	rec.Epoch = r.epoch
+	b, err := json.Marshal(rec)
+	if err != nil {
+		// Every field is plain data; a failure here is a programming error.
+		panic(fmt.Sprintf("encode journal record: %v", err))
+	}
+	return b
+}
+
+// startSnapshots keeps the snapshot fresh while the run goes on. The
+// snapshot is a few hundred bytes whatever the size of the run, so writing
+// it now and then keeps the bytes written per call flat.
+func (r *Run) startSnapshots() (stop func()) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var last store.Stats
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				r.mu.Lock()
+				now := r.statsLocked()
+				r.mu.Unlock()
+				if now != last {
+					if err := r.writeSnapshot(); err != nil {
+						r.rt.log.Warn("write snapshot", "run", r.id, "err", err)
+					}
+					last = now
+				}
+			}
+		}
+	}()
+	return func() { close(quit); wg.Wait() }
+}
+
+func (r *Run) writeSnapshot() error {
+	if err := r.lease.Check(); err != nil {
+		return err
+	}
+	snap := &store.Snapshot{Summary: r.summary()}
+	r.mu.Lock()
+	snap.Result = r.result
+	r.mu.Unlock()
+	return r.rt.store.WriteSnapshot(r.id, snap)
+}
+
+func (r *Run) setPhase(sc *scope, title string) {
+	r.mu.Lock()
+	r.phase = title
+	r.mu.Unlock()
+	r.append(&record{Type: recPhase, Path: sc.path, Message: title})
+	r.rt.bus.Publish(r.id, EventPhase, phasePayload{Scope: sc.Path(), Title: title})
+}
+
+type phasePayload struct {
+	Scope string `json:"scope"`
+	Title string `json:"title"`
+}
+
+func (r *Run) logLine(sc *scope, level, msg string) {
+	r.append(&record{Type: recLog, Path: sc.path, Level: level, Message: msg})
+	r.rt.bus.Publish(r.id, EventLog, logPayload{Scope: sc.Path(), Level: level, Message: msg})
+}
+
+type logPayload struct {
+	Scope   string `json:"scope"`
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
+// limitHit reports a limit the run ran into, so it is never silent.
+func (r *Run) limitHit(limit, msg string) {
+	r.rt.log.Warn("limit reached", "run", r.id, "limit", limit, "detail", msg)
+	r.append(&record{Type: recLog, Level: "warn", Message: "limit reached: " + msg})
+	r.rt.bus.Publish(r.id, EventLimit, limitPayload{Limit: limit, Message: msg})
+}
+
+type limitPayload struct {
+	Limit   string `json:"limit"`
+	Message string `json:"message"`
+}
+
+func (r *Run) addUsage(u executors.Usage) {
+	r.mu.Lock()
+	r.usage = r.usage.Add(u)
+	r.mu.Unlock()
+}
+
+// Line renders the payload for a terminal.
+func (p phasePayload) Line() string { return "── " + p.Title }
+
+// Line renders the payload for a terminal.
+func (p logPayload) Line() string {
+	if p.Level == "info" || p.Level == "" {
+		return p.Message
+	}
+	return p.Level + ": " + p.Message
+}
+
+// Line renders the payload for a terminal.
+func (p limitPayload) Line() string { return "limit reached: " + p.Message }

@@ -1,0 +1,495 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/engine/journal"
+	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// Config is what a Runtime needs.
+type Config struct {
+	// Store is the project's durable state.
+	Store *store.Store
+	// Hosts loads scripts by file extension.
+	Hosts *lang.Registry
+	// Executors run agent calls.
+	Executors *executors.Set
+	// Cwd is the project directory: agents work there, and saved
+	// workflows are looked up under it.
+	Cwd string
+	// Logger receives operational logs; nil discards them.
+	Logger *slog.Logger
+	// EventRing is how many recent events the bus keeps for catching up.
+	EventRing int
+	// Responder answers checkpoints; nil applies their headless policy.
+	Responder Responder
+}
+
+// Runtime owns the runs of one project in this process.
+type Runtime struct {
+	cfg     Config
+	store   *store.Store
+	log     *slog.Logger
+	bus     *Bus
+	schemas schemaCache
+	owner   string
+
+	mu   sync.Mutex
+	runs map[string]*Run
+}
+
+// New returns a runtime for cfg.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Store == nil || cfg.Hosts == nil || cfg.Executors == nil {
+		return nil, errors.New("engine: Config needs a Store, Hosts and Executors")
+	}
+	if cfg.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Cwd = wd
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.EventRing == 0 {
+		cfg.EventRing = 4096
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return &Runtime{
+		cfg: cfg, store: cfg.Store, log: log, bus: NewBus(cfg.EventRing),
+		owner: fmt.Sprintf("pid%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
+		runs:  map[string]*Run{},
+	}, nil
+}
+
+// Events is the runtime's event bus.
+func (rt *Runtime) Events() *Bus { return rt.bus }
+
+// Hosts is the script-host registry.
+func (rt *Runtime) Hosts() *lang.Registry { return rt.cfg.Hosts }
+
+// Store is the project's durable state.
+func (rt *Runtime) Store() *store.Store { return rt.store }
+
+// StartRequest starts a new run.
+type StartRequest struct {
+	Script  lang.Script
+	Args    json.RawMessage
+	Options Options
+}
+
+// Start creates a run, makes it durable, and starts executing it. The
+// returned Run is already running; Wait for its outcome.
+func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
+	if req.Script == nil {
+		return nil, errors.New("start: no script")
+	}
+	if err := req.Options.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := rt.cfg.Executors.Get(req.Options.Executor); err != nil {
+		return nil, err
+	}
+	args, err := normalizeArgs(req.Args)
+	if err != nil {
+		return nil, err
+	}
+	meta := req.Script.Meta()
+	id := store.NewRunID(meta.Name)
+	lease, err := rt.store.AcquireLease(id, rt.owner)
+	if err != nil {
+		return nil, err
+	}
+	paths := rt.store.RunPaths(id)
+	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
+	if err != nil {
+		lease.Release()
+		return nil, err
+	}
+	now := time.Now()
+	header := runHeader{
+		RunID: id, Name: meta.Name, Description: meta.Description, Phases: phaseTitles(meta),
+		ScriptPath: req.Script.Path(), ScriptHash: req.Script.Hash(), ScriptText: string(req.Script.Text()),
+		Args: args, Options: req.Options, Cwd: rt.cfg.Cwd,
+	}
+	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, jw, lease, now, now)
+	if err := r.appendSync(&record{Type: recRun, Run: &header}); err != nil {
+		rt.abandon(r)
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	if err := r.writeSnapshot(); err != nil {
+		rt.abandon(r)
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	rt.bus.Publish(id, EventRunStarted, startedPayload{Name: meta.Name, Script: req.Script.Path()})
+	go r.execute()
+	return r, nil
+}
+
+type startedPayload struct {
+	Name   string `json:"name"`
+	Script string `json:"script"`
+	Rule   string `json:"rule,omitempty"`
+	Epoch  int    `json:"epoch,omitempty"`
+}
+
+func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script lang.Script, args json.RawMessage,
+	opts Options, epoch int, mode replayMode, ix *replayIndex, children map[string]*scriptRecord,
+	jw *journal.Writer, lease *store.Lease, created, started time.Time) *Run {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	r := &Run{
+		rt: rt, id: id, paths: paths, opts: opts, script: script, args: args, header: header, epoch: epoch,
+		replay: ix, children: children, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
+		slots: make(chan struct{}, opts.Concurrency), status: StatusRunning,
+		createdAt: created, startedAt: started, done: make(chan struct{}),
+	}
+	r.main = newFrame(r, "", 0, mode, script, args, false, "")
+	rt.mu.Lock()
+	rt.runs[id] = r
+	rt.mu.Unlock()
+	return r
+}
+
+// abandon undoes a run that could not start.
+func (rt *Runtime) abandon(r *Run) {
+	r.cancel(ErrStopped)
+	_ = r.journal.Close()
+	r.lease.Release()
+	rt.forget(r)
+}
+
+func (rt *Runtime) forget(r *Run) {
+	rt.mu.Lock()
+	if rt.runs[r.id] == r {
+		delete(rt.runs, r.id)
+	}
+	rt.mu.Unlock()
+}
+
+// Live returns the run executing in this process, if any.
+func (rt *Runtime) Live(id string) (*Run, bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	r, ok := rt.runs[id]
+	return r, ok
+}
+
+// ResumeRequest resumes a paused, failed or completed run.
+type ResumeRequest struct {
+	// Script replaces the run's script (edit-and-resume); nil keeps it.
+	Script lang.Script
+	// Args replaces the run's args; nil keeps them.
+	Args json.RawMessage
+	// Options changes the run's options (raise a budget, say); nil keeps them.
+	Options func(*Options)
+}
+
+// Resume starts a new execution of a run that is not running. Finished
+// calls are replayed: all of them when the script and args are unchanged,
+// by the per-scope prefix rule when they changed.
+func (rt *Runtime) Resume(ctx context.Context, id string, req ResumeRequest) (*Run, error) {
+	if err := store.ValidRunID(id); err != nil {
+		return nil, err
+	}
+	if r, ok := rt.Live(id); ok {
+		// A pause just asked for: give the old execution a moment to settle
+		// rather than overlapping old and new agents.
+		settle, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		select {
+		case <-r.done:
+		case <-settle.Done():
+			return nil, fmt.Errorf("%w: %s is still running; pause it first", ErrNotResumable, id)
+		}
+	}
+	paths := rt.store.RunPaths(id)
+	if _, err := os.Stat(paths.Journal); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	lease, err := rt.store.AcquireLease(id, rt.owner)
+	if err != nil {
+		return nil, err
+	}
+	r, err := rt.resumeLeased(id, paths, lease, req)
+	if err != nil {
+		lease.Release()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (rt *Runtime) resumeLeased(id string, paths store.Paths, lease *store.Lease, req ResumeRequest) (*Run, error) {
+	h, err := loadHistory(paths.Journal)
+	if err != nil {
+		return nil, err
+	}
+	if h.repair.Bytes > 0 {
+		rt.log.Warn("repaired a torn journal tail", "run", id, "bytes", h.repair.Bytes, "savedTo", h.repair.SidePath)
+	}
+	if h.end != nil && Status(h.end.Status).Terminal() {
+		return nil, fmt.Errorf("%w: %s was stopped; start a new run instead", ErrNotResumable, id)
+	}
+	script := req.Script
+	if script == nil {
+		script, err = rt.cfg.Hosts.Load(lang.Source{Path: h.scriptPath, Text: []byte(h.scriptText)})
+		if err != nil {
+			return nil, fmt.Errorf("reload the journaled script: %w", err)
+		}
+	}
+	args := h.args
+	if req.Args != nil {
+		if args, err = normalizeArgs(req.Args); err != nil {
+			return nil, err
+		}
+	}
+	opts := h.options
+	if req.Options != nil {
+		req.Options(&opts)
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := rt.cfg.Executors.Get(opts.Executor); err != nil {
+		return nil, err
+	}
+	mode := crash
+	if script.Hash() != h.scriptHash || !bytes.Equal(args, h.args) {
+		mode = edit
+	}
+	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
+	if err != nil {
+		return nil, err
+	}
+	hdr := h.header
+	hdr.Name, hdr.Description = script.Meta().Name, script.Meta().Description
+	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, mode, h.replay, h.children, jw, lease,
+		h.created, time.Now())
+	r.seq.Store(h.lastSeq)
+	r.usage = h.usage
+	resume := &resumeHeader{Rule: mode.String(), OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts}
+	if script.Hash() != h.scriptHash {
+		resume.ScriptPath, resume.ScriptText = script.Path(), string(script.Text())
+	}
+	if err := r.appendSync(&record{Type: recResume, Resume: resume}); err != nil {
+		rt.abandon(r)
+		return nil, err
+	}
+	if err := r.writeSnapshot(); err != nil {
+		rt.abandon(r)
+		return nil, err
+	}
+	rt.bus.Publish(id, EventRunResumed, startedPayload{Name: hdr.Name, Script: script.Path(), Rule: mode.String(), Epoch: r.epoch})
+	go r.execute()
+	return r, nil
+}
+
+// Pause pauses a run executing in this process.
+func (rt *Runtime) Pause(id string) error {
+	r, ok := rt.Live(id)
+	if !ok {
+		return rt.notLive(id)
+	}
+	return r.Pause()
+}
+
+// Stop stops a run. A run executing here is cancelled; a paused or failed
+// run on disk is marked stopped, so it can no longer be resumed.
+func (rt *Runtime) Stop(id string) error {
+	if r, ok := rt.Live(id); ok {
+		return r.Stop()
+	}
+	if err := store.ValidRunID(id); err != nil {
+		return err
+	}
+	paths := rt.store.RunPaths(id)
+	if _, err := os.Stat(paths.Journal); err != nil {
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	lease, err := rt.store.AcquireLease(id, rt.owner)
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
+	return rt.settleOnDisk(id, paths, lease, StatusStopped, "")
+}
+
+// settleOnDisk journals a final status for a run nobody executes.
+func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease, status Status, reason string) error {
+	h, err := loadHistory(paths.Journal)
+	if err != nil {
+		return err
+	}
+	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
+	if err != nil {
+		return err
+	}
+	r := &Run{rt: rt, id: id, journal: jw, lease: lease, epoch: h.epoch, header: h.header}
+	r.seq.Store(h.lastSeq)
+	end := &endInfo{Status: string(status), PauseReason: reason}
+	if err := r.appendSync(&record{Type: recEnd, End: end}); err != nil {
+		_ = jw.Close()
+		return err
+	}
+	if err := jw.Close(); err != nil {
+		return err
+	}
+	snap, err := rt.store.ReadSnapshot(id)
+	if err != nil {
+		snap = &store.Snapshot{Summary: store.Summary{RunID: id, Name: h.header.Name, Description: h.header.Description, Epoch: h.epoch}}
+	}
+	snap.Summary.Status, snap.Summary.PauseReason = string(status), reason
+	snap.Summary.JournalSeq = r.seq.Load()
+	now := time.Now().UTC()
+	snap.Summary.UpdatedAt = now
+	if snap.Summary.EndedAt == nil {
+		snap.Summary.EndedAt = &now
+	}
+	snap.Summary.Stats.Running = 0
+	if err := rt.store.WriteSnapshot(id, snap); err != nil {
+		return err
+	}
+	rt.bus.Publish(id, EventRunStatus, statusPayload{Status: status, PauseReason: reason})
+	return nil
+}
+
+func (rt *Runtime) notLive(id string) error {
+	if err := store.ValidRunID(id); err != nil {
+		return err
+	}
+	if _, err := os.Stat(rt.store.RunPaths(id).Journal); err != nil {
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if info, held, _ := rt.store.LeaseHolder(id); held {
+		return fmt.Errorf("%w: %s is run by process %d", ErrNotRunning, id, info.PID)
+	}
+	return fmt.Errorf("%w: %s", ErrNotRunning, id)
+}
+
+// Delete removes a run that nobody executes.
+func (rt *Runtime) Delete(id string) error {
+	if _, ok := rt.Live(id); ok {
+		return fmt.Errorf("%s is running; stop it before deleting it", id)
+	}
+	return rt.store.DeleteRun(id)
+}
+
+// List returns the project's runs, newest first. A run recorded as running
+// whose owner is gone shows as paused: that is what it is, and the next
+// owner to start makes it so on disk (see Recover).
+func (rt *Runtime) List() ([]store.Summary, error) {
+	sums, err := rt.store.ListSummaries()
+	if err != nil {
+		return nil, err
+	}
+	for i := range sums {
+		rt.reconcileView(&sums[i])
+	}
+	return sums, nil
+}
+
+func (rt *Runtime) reconcileView(s *store.Summary) {
+	if s.Status != string(StatusRunning) {
+		return
+	}
+	if r, ok := rt.Live(s.RunID); ok {
+		*s = r.summary()
+		return
+	}
+	if _, held, err := rt.store.LeaseHolder(s.RunID); err == nil && !held {
+		s.Status, s.PauseReason = string(StatusPaused), ownerGone
+		s.Stats.Running = 0
+	}
+}
+
+const ownerGone = "the process running it exited"
+
+// Recover marks every run left running by a process that is gone as
+// paused, in its journal and snapshot. Processes that own runs (run,
+// resume, serve) call it when they start.
+func (rt *Runtime) Recover() (int, error) {
+	sums, err := rt.store.ListSummaries()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range sums {
+		if s.Status != string(StatusRunning) {
+			continue
+		}
+		if _, ok := rt.Live(s.RunID); ok {
+			continue
+		}
+		lease, err := rt.store.AcquireLease(s.RunID, rt.owner)
+		if err != nil {
+			continue // a live process owns it
+		}
+		err = rt.settleOnDisk(s.RunID, rt.store.RunPaths(s.RunID), lease, StatusPaused, ownerGone)
+		lease.Release()
+		if err != nil {
+			rt.log.Warn("recover a run left running", "run", s.RunID, "err", err)
+			continue
+		}
+		n++
+	}
+	return n, nil
+}
+
+// Close pauses every run executing in this process and waits for them to
+// settle on disk.
+func (rt *Runtime) Close(ctx context.Context) error {
+	rt.mu.Lock()
+	runs := make([]*Run, 0, len(rt.runs))
+	for _, r := range rt.runs {
+		runs = append(runs, r)
+	}
+	rt.mu.Unlock()
+	for _, r := range runs {
+		r.pauseFor("the runtime shut down")
+	}
+	for _, r := range runs {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// normalizeArgs checks that args are JSON and compacts them, so the same
+// args always compare equal.
+func normalizeArgs(args json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, args); err != nil {
+		return nil, fmt.Errorf("args are not valid JSON: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func phaseTitles(m lang.Meta) []string {
+	var out []string
+	for _, p := range m.Phases {
+		out = append(out, p.Title)
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// schemaCache compiles each distinct schema once per runtime: a fan-out of
+// a thousand agents usually shares one or two schemas.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]*compiledSchema
+}
+
+type compiledSchema struct {
+	canonical []byte
+	schema    *jsonschema.Schema
+}
+
+func (c *schemaCache) get(raw json.RawMessage) (*compiledSchema, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cs, ok := c.m[string(raw)]; ok {
+		return cs, nil
+	}
+	canonical, err := canonicalJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("agent(): the schema is not valid JSON: %w", err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("agent(): the schema is not valid JSON: %w", err)
+	}
+	comp := jsonschema.NewCompiler()
+	const url = "mem:///agent-schema.json"
+	if err := comp.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("agent(): bad schema: %w", err)
+	}
+	sch, err := comp.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("agent(): the schema is not a valid JSON Schema: %s", oneLine(err.Error()))
+	}
+	if c.m == nil {
+		c.m = map[string]*compiledSchema{}
+	}
+	cs := &compiledSchema{canonical: canonical, schema: sch}
+	c.m[string(raw)] = cs
+	return cs, nil
+}
+
+// validate parses an agent's answer as JSON (tolerating a code fence or
+// prose around one JSON value) and checks it against the schema.
+func (cs *compiledSchema) validate(answer string) (json.RawMessage, error) {
+	text, ok := extractJSON(answer)
+	if !ok {
+		return nil, fmt.Errorf("the answer is not JSON")
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("the answer is not JSON: %v", err)
+	}
+	if err := cs.schema.Validate(inst); err != nil {
+		return nil, fmt.Errorf("%s", oneLine(err.Error()))
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(text)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// extractJSON finds the JSON value in an answer: the whole text, a fenced
+// block, or the first balanced object or array.
+func extractJSON(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if json.Valid([]byte(s)) {
+		return s, true
+	}
+	if i := strings.Index(s, "```"); i >= 0 {
+		rest := s[i+3:]
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			rest = rest[nl+1:]
+		}
+		if j := strings.Index(rest, "```"); j >= 0 {
+			if body := strings.TrimSpace(rest[:j]); json.Valid([]byte(body)) {
+				return body, true
+			}
+		}
+	}
+	for i, c := range s {
+		if c != '{' && c != '[' {
+			continue
+		}
+		if end := balancedEnd(s[i:]); end > 0 && json.Valid([]byte(s[i:i+end])) {
+			return s[i : i+end], true
+		}
+	}
+	return "", false
+}
+
+// balancedEnd returns the length of the bracketed value at the start of s.
+func balancedEnd(s string) int {
+	depth, inString, escaped := 0, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 600 {
+		s = s[:600] + "…"
+	}
+	return s
+}

@@ -1,0 +1,217 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Stats counts a run's agent calls and what they cost.
+type Stats struct {
+	Agents            int     `json:"agents"`   // agent calls resolved (replayed + live finished + failed)
+	Replayed          int     `json:"replayed"` // answered from the journal in the latest execution
+	Live              int     `json:"live"`     // ran on an executor and finished (latest execution)
+	Failed            int     `json:"failed"`   // ended without a result (null) in the latest execution
+	Running           int     `json:"running"`
+	InputTokens       int64   `json:"inputTokens"`
+	CachedInputTokens int64   `json:"cachedInputTokens"`
+	OutputTokens      int64   `json:"outputTokens"`
+	CostUSD           float64 `json:"costUsd"`
+}
+
+// A Summary is what a listing shows of a run.
+type Summary struct {
+	RunID       string     `json:"runId"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Status      string     `json:"status"` // running, paused, completed, failed, stopped
+	PauseReason string     `json:"pauseReason,omitempty"`
+	Error       string     `json:"error,omitempty"`
+	ScriptPath  string     `json:"scriptPath,omitempty"`
+	ScriptHash  string     `json:"scriptHash,omitempty"`
+	Executor    string     `json:"executor,omitempty"`
+	Phase       string     `json:"phase,omitempty"`
+	Epoch       int        `json:"epoch"` // 0 for the first execution, +1 per resume
+	StartedAt   time.Time  `json:"startedAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+	EndedAt     *time.Time `json:"endedAt,omitempty"`
+	Stats       Stats      `json:"stats"`
+	JournalSeq  int64      `json:"journalSeq"` // last journal record this snapshot reflects
+}
+
+// A Snapshot is a fast-read projection of a run, rebuildable from its
+// journal.
+type Snapshot struct {
+	// Summary must stay the first field: ListSummaries decodes only the
+	// start of each file.
+	Summary Summary         `json:"summary"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Detail  json.RawMessage `json:"detail,omitempty"` // opaque to the store
+
+	// Source is the file ReadSnapshot read the snapshot from: the
+	// snapshot, or its backup when the snapshot was missing or unreadable
+	// (worth a log line). It is not stored.
+	Source string `json:"-"`
+}
+
+// WriteSnapshot replaces the snapshot of run runID, keeping the previous
+// good one as the backup. An empty snap.Summary.RunID is filled in.
+//
+// The caller must own the run's lease; within a process, concurrent writes
+// of one run are serialized.
+//
+// The steps are: (1) write <run>.json.tmp and fsync it; (2) if the current
+// snapshot is good, rename it to <run>.json.bak; (3) rename the tmp file to
+// <run>.json; (4) fsync the directory. Why no crash leaves neither a good
+// snapshot nor a good backup, given that one of them was good before:
+//
+//   - During (1) only the tmp file changes, and readers ignore it.
+//   - Between (2) and (3) there is no snapshot, and the backup is the old
+//     snapshot, which was good: step 2 is skipped for a bad one, so a bad
+//     snapshot never replaces a good backup.
+//   - After (3) the snapshot is the new one, complete on disk before it got
+//     its name, because of the fsync in (1).
+//   - Until (4) the filesystem may persist either rename without the other.
+//     Each is atomic, and each of the four outcomes holds a good file:
+//     neither (old snapshot), only (2) (old snapshot as backup), only (3)
+//     (new snapshot), both.
+//
+// A crash can leave a stale tmp file; the next write replaces it.
+func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
+	paths, err := s.runPaths(runID)
+	if err != nil {
+		return err
+	}
+	if snap.Summary.RunID == "" {
+		snap.Summary.RunID = runID
+	} else if snap.Summary.RunID != runID {
+		return fmt.Errorf("writing snapshot of run %s: summary names run %q", runID, snap.Summary.RunID)
+	}
+	data, err := json.Marshal(snap)
+	if err != nil {
+		return fmt.Errorf("writing snapshot of run %s: %w", runID, err)
+	}
+
+	mu := s.snapshotLock(runID)
+	mu.Lock()
+	defer mu.Unlock()
+
+	tmp := paths.Snapshot + ".tmp"
+	fail := func(err error) error { return fmt.Errorf("writing snapshot of run %s: %w", runID, err) }
+	if err := writeFileSync(tmp, data); err != nil {
+		return fail(err)
+	}
+	written, err := os.Stat(tmp)
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.step("tmp written"); err != nil {
+		return err
+	}
+	if s.trustworthy(runID, paths.Snapshot) {
+		if err := os.Rename(paths.Snapshot, paths.Backup); err != nil {
+			return fail(err)
+		}
+	}
+	if err := s.step("rotated"); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, paths.Snapshot); err != nil {
+		return fail(err)
+	}
+	s.remember(runID, written)
+	if err := s.step("renamed"); err != nil {
+		return err
+	}
+	if err := syncDir(s.runsDir); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// trustworthy reports whether the snapshot at path is good enough to become
+// the backup. A file this Store wrote (same inode, size and mtime) is
+// trusted as is; anything else is read and checked once.
+func (s *Store) trustworthy(runID, path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	s.writtenMu.Lock()
+	prev := s.written[runID]
+	s.writtenMu.Unlock()
+	if prev != nil && os.SameFile(prev, fi) && prev.Size() == fi.Size() && prev.ModTime().Equal(fi.ModTime()) {
+		return true
+	}
+	_, err = readSnapshotFile(path, runID)
+	return err == nil
+}
+
+func (s *Store) remember(runID string, fi os.FileInfo) {
+	s.writtenMu.Lock()
+	s.written[runID] = fi
+	s.writtenMu.Unlock()
+}
+
+func (s *Store) forget(runID string) {
+	s.writtenMu.Lock()
+	delete(s.written, runID)
+	s.writtenMu.Unlock()
+}
+
+// ReadSnapshot returns the snapshot of run runID, read from the snapshot
+// file or, if that is missing or unreadable, from its backup; Source says
+// which.
+//
+// If neither can be read the error matches ErrSnapshotCorrupt, and the run
+// should be rebuilt from its journal; that includes a run that has a
+// journal but no snapshot yet. A run with no files at all is ErrNotFound.
+func (s *Store) ReadSnapshot(runID string) (*Snapshot, error) {
+	paths, err := s.runPaths(runID)
+	if err != nil {
+		return nil, err
+	}
+	return readEither(paths, runID, readSnapshotFile)
+}
+
+// readEither reads a run's snapshot, or else its backup, with read, which
+// sets the Source of what it returns.
+func readEither[T any](paths Paths, runID string, read func(path, runID string) (T, error)) (T, error) {
+	v, primaryErr := read(paths.Snapshot, runID)
+	if primaryErr == nil {
+		return v, nil
+	}
+	v, backupErr := read(paths.Backup, runID)
+	if backupErr == nil {
+		return v, nil
+	}
+	if errors.Is(primaryErr, fs.ErrNotExist) && errors.Is(backupErr, fs.ErrNotExist) {
+		if !exists(paths.Journal) {
+			return v, fmt.Errorf("run %s: %w", runID, ErrNotFound)
+		}
+		return v, fmt.Errorf("run %s: %w: it has a journal but no snapshot; rebuild it from the journal",
+			runID, ErrSnapshotCorrupt)
+	}
+	return v, fmt.Errorf("run %s: %w (rebuild it from the journal): %w",
+		runID, ErrSnapshotCorrupt, errors.Join(primaryErr, backupErr))
+}
+
+func readSnapshotFile(path, runID string) (*Snapshot, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var snap Snapshot
+	if err := json.Unmarshal(data, &snap); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	if snap.Summary.RunID != runID {
+		return nil, fmt.Errorf("%s: summary names run %q", filepath.Base(path), snap.Summary.RunID)
+	}
+	snap.Source = path
+	return &snap, nil
+}

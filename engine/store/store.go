@@ -1,0 +1,139 @@
+package store
+
+import (
+	"fmt"
+	"hash/maphash"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// A Store is the state of one project under one state root. It is safe for
+// concurrent use.
+type Store struct {
+	root       string
+	projectID  string
+	projectDir string
+	runsDir    string
+	savedDir   string
+
+	// snapshotLocks serialize WriteSnapshot per run (striped, so the set
+	// does not grow with the number of runs).
+	seed          maphash.Seed
+	snapshotLocks [32]sync.Mutex
+
+	// written remembers the snapshot files this Store wrote, so that
+	// WriteSnapshot can trust them without reading them back.
+	writtenMu sync.Mutex
+	written   map[string]os.FileInfo
+
+	hooks hooks
+}
+
+// hooks let tests stop WriteSnapshot between steps, as a crash would.
+type hooks struct {
+	afterStep func(step string) error
+}
+
+// Paths are the files of one run.
+type Paths struct {
+	Snapshot string // <run>.json
+	Backup   string // <run>.json.bak
+	Lock     string // <run>.lock
+	Journal  string // <run>.jsonl
+}
+
+// Open opens the project of working directory cwd under root, creating its
+// directories with mode 0700 and tightening existing ones, along with the
+// run files, to 0700 and 0600. An empty root means DefaultRoot.
+func Open(root, cwd string) (*Store, error) {
+	if root == "" {
+		var err error
+		if root, err = DefaultRoot(); err != nil {
+			return nil, err
+		}
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("opening state root %s: %w", root, err)
+	}
+	id := ProjectID(cwd)
+	s := &Store{
+		root:       root,
+		projectID:  id,
+		projectDir: filepath.Join(root, "projects", id),
+		seed:       maphash.MakeSeed(),
+		written:    map[string]os.FileInfo{},
+	}
+	s.runsDir = filepath.Join(s.projectDir, "runs")
+	s.savedDir = filepath.Join(s.projectDir, "saved")
+	for _, dir := range []string{root, filepath.Join(root, "projects"), s.projectDir, s.runsDir, s.savedDir} {
+		if err := ensureDir(dir); err != nil {
+			return nil, fmt.Errorf("opening state directory: %w", err)
+		}
+	}
+	for _, dir := range []string{s.projectDir, s.runsDir} {
+		if err := tightenFiles(dir); err != nil {
+			return nil, fmt.Errorf("opening state directory: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Root returns the state root.
+func (s *Store) Root() string { return s.root }
+
+// ProjectID returns the id of the store's project.
+func (s *Store) ProjectID() string { return s.projectID }
+
+// ProjectDir returns <root>/projects/<project-id>.
+func (s *Store) ProjectDir() string { return s.projectDir }
+
+// RunsDir returns the directory holding the project's run files.
+func (s *Store) RunsDir() string { return s.runsDir }
+
+// SavedDir returns the project's saved-workflow directory.
+func (s *Store) SavedDir() string { return s.savedDir }
+
+// SavedDirs returns where saved workflows are looked up, first match
+// winning: the project's own, then the root's, shared by every project. The
+// second may not exist.
+func (s *Store) SavedDirs() []string {
+	return []string{s.savedDir, filepath.Join(s.root, "saved")}
+}
+
+// RuntimePath returns the file describing the project's live runtime.
+func (s *Store) RuntimePath() string { return filepath.Join(s.projectDir, "runtime.json") }
+
+// RunPaths returns the files of run runID. Check the id with ValidRunID
+// first: for an invalid id every path is empty, which no file operation
+// accepts, so that a bad id can never reach outside the runs directory.
+func (s *Store) RunPaths(runID string) Paths {
+	p, _ := s.runPaths(runID)
+	return p
+}
+
+// runPaths is RunPaths for the methods that report a bad id.
+func (s *Store) runPaths(runID string) (Paths, error) {
+	if err := ValidRunID(runID); err != nil {
+		return Paths{}, err
+	}
+	base := filepath.Join(s.runsDir, runID)
+	return Paths{
+		Snapshot: base + ".json",
+		Backup:   base + ".json.bak",
+		Lock:     base + ".lock",
+		Journal:  base + ".jsonl",
+	}, nil
+}
+
+func (s *Store) snapshotLock(runID string) *sync.Mutex {
+	return &s.snapshotLocks[maphash.String(s.seed, runID)%uint64(len(s.snapshotLocks))]
+}
+
+func (s *Store) step(name string) error {
+	if s.hooks.afterStep != nil {
+		return s.hooks.afterStep(name)
+	}
+	return nil
+}

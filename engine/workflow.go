@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// startWorkflow runs a child workflow, one level deep, sharing the run's
+// concurrency, agent cap, budget and journal. Its calls live under the
+// workflow() call's path, and it has its own replay mode: an edited child
+// under an unchanged parent replays by the edit rule, and vice versa.
+func (r *Run) startWorkflow(f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
+	elem := sc.next("wf")
+	if f.depth >= 1 {
+		go done(nil, newError("NESTING", ErrNesting,
+			fmt.Sprintf("workflow(%q): a workflow started by workflow() cannot start another; move the call to the parent", ref)))
+		return
+	}
+	script, err := r.rt.ResolveWorkflow(ref, filepath.Dir(f.script.Path()))
+	if err != nil {
+		go done(nil, fmt.Errorf("workflow(%q): %w", ref, err))
+		return
+	}
+	framePath := sc.path + "/" + elem + ":" + pathSafe(script.Meta().Name)
+	mode := f.mode
+	if prev := r.children[framePath]; prev != nil && mode != fresh {
+		mode = crash
+		if prev.Hash != script.Hash() || !bytes.Equal(prev.Args, args) {
+			mode = edit
+		}
+	}
+	child := newFrame(r, framePath, f.depth+1, mode, script, args, sc.flow.isBroken(), sc.currentPhase())
+	r.append(&record{Type: recScript, Script: &scriptRecord{
+		Frame: framePath, Name: script.Meta().Name, Path: script.Path(), Hash: script.Hash(), Text: string(script.Text()), Args: args,
+	}})
+	r.logLine(sc, "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, mode))
+	r.calls.Add(1)
+	go func() {
+		defer r.calls.Done()
+		done(script.Run(r.ctx, child))
+	}()
+}
+
+// ResolveWorkflow finds a workflow by path (relative to dir, then to the
+// project) or by saved name: .claude/workflows/ and .dynworkflow/workflows/
+// of the project, then the saved/ folders of the state.
+func (rt *Runtime) ResolveWorkflow(ref, dir string) (lang.Script, error) {
+	if ref == "" {
+		return nil, errors.New("no workflow named: give a saved workflow's name or a script path")
+	}
+	if strings.ContainsAny(ref, `/\`) || hasExt(ref, rt.cfg.Hosts.Extensions()) {
+		candidates := []string{ref}
+		if !filepath.IsAbs(ref) {
+			candidates = []string{filepath.Join(dir, ref), filepath.Join(rt.cfg.Cwd, ref)}
+		}
+		for _, p := range candidates {
+			if _, err := os.Stat(p); err == nil {
+				return rt.cfg.Hosts.LoadFile(p)
+			}
+		}
+		return nil, fmt.Errorf("no workflow file %s (looked in %s)", ref, strings.Join(uniq(candidates), ", "))
+	}
+	dirs := append([]string{
+		filepath.Join(rt.cfg.Cwd, ".claude", "workflows"),
+		filepath.Join(rt.cfg.Cwd, ".dynworkflow", "workflows"),
+	}, rt.store.SavedDirs()...)
+	for _, d := range dirs {
+		for _, ext := range rt.cfg.Hosts.Extensions() {
+			p := filepath.Join(d, ref+ext)
+			if _, err := os.Stat(p); err == nil {
+				return rt.cfg.Hosts.LoadFile(p)
+			}
+		}
+	}
+	return nil, fmt.Errorf("no saved workflow named %q (looked in %s for %s)", ref, strings.Join(dirs, ", "), strings.Join(rt.cfg.Hosts.Extensions(), ", "))
+}
+
+func hasExt(name string, exts []string) bool {
+	for _, e := range exts {
+		if strings.HasSuffix(name, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func uniq(xs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
