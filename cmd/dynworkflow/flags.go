@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors/simulate"
+)
+
+// optionFlags are the run options shared by run and resume. On resume only
+// the flags given change the journaled options.
+type optionFlags struct {
+	executor       string
+	concurrency    int
+	maxAgents      int
+	maxItems       int
+	agentRetries   int
+	agentTimeoutMs int64
+	tokenBudget    int64
+	args           string
+
+	simLatency     string
+	simFailureRate float64
+	simSeed        uint64
+}
+
+func (o *optionFlags) register(fs *pflag.FlagSet) {
+	d := engine.DefaultOptions()
+	fs.StringVar(&o.executor, "executor", d.Executor, "executor for agent calls that name none (simulate)")
+	fs.IntVar(&o.concurrency, "concurrency", d.Concurrency, "agent calls running at once")
+	fs.IntVar(&o.maxAgents, "max-agents", d.MaxAgents, "agent() calls per run, nested workflows included")
+	fs.IntVar(&o.maxItems, "max-items", d.MaxItems, "items per parallel() or pipeline() call")
+	fs.IntVar(&o.agentRetries, "agent-retries", d.AgentRetries, "retries of a transient agent failure")
+	fs.Int64Var(&o.agentTimeoutMs, "agent-timeout-ms", 0, "timeout of one agent attempt in milliseconds (0: none)")
+	fs.Int64Var(&o.tokenBudget, "token-budget", 0, "hard ceiling on input+output tokens (0: none)")
+	fs.StringVar(&o.args, "args", "", "the script's args: JSON, or @FILE to read JSON from a file")
+	fs.StringVar(&o.simLatency, "simulate-latency", "0", "simulated latency per call: MIN..MAX (5ms..50ms) or a fixed duration")
+	fs.Float64Var(&o.simFailureRate, "simulate-failure-rate", 0, "share of simulated attempts that fail transiently (0..1)")
+	fs.Uint64Var(&o.simSeed, "simulate-seed", 0, "seed of the simulated executor's latency and failures (0: random)")
+}
+
+// apply writes the flags the user gave into opts.
+func (o *optionFlags) apply(cmd *cobra.Command, opts *engine.Options) {
+	fs := cmd.Flags()
+	if fs.Changed("executor") {
+		opts.Executor = o.executor
+	}
+	if fs.Changed("concurrency") {
+		opts.Concurrency = o.concurrency
+	}
+	if fs.Changed("max-agents") {
+		opts.MaxAgents = o.maxAgents
+	}
+	if fs.Changed("max-items") {
+		opts.MaxItems = o.maxItems
+	}
+	if fs.Changed("agent-retries") {
+		opts.AgentRetries = o.agentRetries
+	}
+	if fs.Changed("agent-timeout-ms") {
+		opts.AgentTimeout = time.Duration(o.agentTimeoutMs) * time.Millisecond
+	}
+	if fs.Changed("token-budget") {
+		opts.TokenBudget = o.tokenBudget
+	}
+}
+
+// options is the full option set of a new run.
+func (o *optionFlags) options(cmd *cobra.Command) (engine.Options, error) {
+	opts := engine.DefaultOptions()
+	o.apply(cmd, &opts)
+	if err := opts.Validate(); err != nil {
+		return opts, usageErrorf("%v", err)
+	}
+	return opts, nil
+}
+
+func (o *optionFlags) simulate() (simulate.Config, error) {
+	lo, hi, err := simulate.ParseLatency(o.simLatency)
+	if err != nil {
+		return simulate.Config{}, usageErrorf("--simulate-latency: %v", err)
+	}
+	if o.simFailureRate < 0 || o.simFailureRate > 1 {
+		return simulate.Config{}, usageErrorf("--simulate-failure-rate must be between 0 and 1, not %v", o.simFailureRate)
+	}
+	return simulate.Config{MinLatency: lo, MaxLatency: hi, FailureRate: o.simFailureRate, Seed: o.simSeed}, nil
+}
+
+// argsJSON reads --args: inline JSON, or @FILE. Nil means no args.
+func (o *optionFlags) argsJSON(cmd *cobra.Command) (json.RawMessage, error) {
+	if !cmd.Flags().Changed("args") {
+		return nil, nil
+	}
+	text, source := o.args, "--args"
+	if name, ok := strings.CutPrefix(text, "@"); ok {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, usageErrorf("--args: %v", err)
+		}
+		text, source = string(b), name
+	}
+	if !json.Valid([]byte(text)) {
+		var v any
+		err := json.Unmarshal([]byte(text), &v)
+		return nil, usageErrorf("%s is not valid JSON (%v); pass a JSON value such as '{\"items\":[1,2]}', or @FILE to read one", source, err)
+	}
+	return json.RawMessage(text), nil
+}

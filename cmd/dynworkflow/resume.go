@@ -1,0 +1,59 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+)
+
+func (a *app) resumeCommand() *cobra.Command {
+	var of optionFlags
+	var scriptPath string
+	cmd := &cobra.Command{
+		Use:   "resume ID",
+		Short: "Resume a paused, failed or completed run, replaying its finished calls",
+		Long: `Resume a run. With the same script and args every finished call replays and
+only unfinished ones run. With --script (an edited script) or new --args, the
+prefix rule applies per scope: after the first changed or new call in a scope,
+later calls there run live, while sibling branches keep their results.
+Option flags given here (--token-budget, --max-agents, ...) replace the run's.`,
+		Args: exactArgs(1, "resume needs a run id (see: dynworkflow list)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sim, err := of.simulate()
+			if err != nil {
+				return err
+			}
+			scriptArgs, err := of.argsJSON(cmd)
+			if err != nil {
+				return err
+			}
+			rt, err := a.runtime(sim)
+			if err != nil {
+				return err
+			}
+			req := engine.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) { of.apply(cmd, o) }}
+			if scriptPath != "" {
+				abs, err := filepath.Abs(scriptPath)
+				if err != nil {
+					return err
+				}
+				if req.Script, err = rt.Hosts().LoadFile(abs); err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
+			}
+			if _, err := rt.Recover(); err != nil {
+				return err
+			}
+			r, err := rt.Resume(cmd.Context(), args[0], req)
+			if err != nil {
+				return err
+			}
+			return a.follow(cmd.Context(), rt, r)
+		},
+	}
+	cmd.Flags().StringVar(&scriptPath, "script", "", "resume with this (edited) script instead of the journaled one")
+	of.register(cmd.Flags())
+	return cmd
+}

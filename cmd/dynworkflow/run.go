@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+func (a *app) runCommand() *cobra.Command {
+	var of optionFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE|NAME",
+		Short: "Run a workflow script, or a saved workflow by name",
+		Long: `Run a workflow and wait for it. NAME finds a saved workflow in the project's
+.claude/workflows/ and .dynworkflow/workflows/, then in the state's saved/.
+
+Ctrl-C pauses the run (its journal stays resumable); a second Ctrl-C stops it.
+Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
+		Args: exactArgs(1, "run needs a workflow file or a saved workflow's name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := of.options(cmd)
+			if err != nil {
+				return err
+			}
+			sim, err := of.simulate()
+			if err != nil {
+				return err
+			}
+			scriptArgs, err := of.argsJSON(cmd)
+			if err != nil {
+				return err
+			}
+			rt, err := a.runtime(sim)
+			if err != nil {
+				return err
+			}
+			script, err := a.loadScript(rt, args[0])
+			if err != nil {
+				return &exitError{code: exitFailed, err: err}
+			}
+			if _, err := rt.Recover(); err != nil {
+				return err
+			}
+			r, err := rt.Start(cmd.Context(), engine.StartRequest{Script: script, Args: scriptArgs, Options: opts})
+			if err != nil {
+				return err
+			}
+			return a.follow(cmd.Context(), rt, r)
+		},
+	}
+	of.register(cmd.Flags())
+	return cmd
+}
+
+// loadScript loads a file by path, or a saved workflow by name.
+func (a *app) loadScript(rt *engine.Runtime, ref string) (lang.Script, error) {
+	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
+		abs, err := filepath.Abs(ref)
+		if err != nil {
+			return nil, err
+		}
+		return rt.Hosts().LoadFile(abs)
+	}
+	script, err := rt.ResolveWorkflow(ref, ".")
+	var le *lang.Error
+	if err != nil && !errors.As(err, &le) {
+		return nil, fmt.Errorf("%s is neither a file nor a saved workflow: %w", ref, err)
+	}
+	return script, err
+}
+
+func exactArgs(n int, msg string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("%s", msg)
+		}
+		return nil
+	}
+}

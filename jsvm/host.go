@@ -1,0 +1,66 @@
+package jsvm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/dop251/goja"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// Host loads JavaScript workflow scripts. It implements lang.Host and is
+// safe for concurrent use.
+type Host struct {
+	prelude *goja.Program
+}
+
+var _ lang.Host = (*Host)(nil)
+
+// New returns a JavaScript host.
+func New() *Host {
+	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource, true)}
+}
+
+// Language returns "javascript".
+func (h *Host) Language() string { return "javascript" }
+
+// Extensions lists the suffixes of JavaScript workflow files.
+func (h *Host) Extensions() []string { return []string{".workflow.js", ".js", ".mjs"} }
+
+// Load parses src, reads its meta and compiles it, running none of it.
+// Every error it returns is a *lang.Error with a position.
+func (h *Host) Load(src lang.Source) (lang.Script, error) {
+	s := newSource(src.Path, string(src.Text))
+	if err := s.checkText(); err != nil {
+		return nil, err
+	}
+	blank := findMetaExport(s.text)
+	prog, body, err := parse(s, blank)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := metaLiteral(s, body, blank >= 0)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := readMeta(s, obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkForbidden(s, prog); err != nil {
+		return nil, err
+	}
+	// Sloppy mode, as in the node:vm context Claude Code runs scripts in.
+	code, err := goja.CompileAST(prog, false)
+	if err != nil {
+		return nil, compileError(s, err)
+	}
+	sum := sha256.Sum256(src.Text)
+	return &Script{
+		src:     s,
+		meta:    meta,
+		code:    code,
+		prelude: h.prelude,
+		hash:    hex.EncodeToString(sum[:]),
+	}, nil
+}

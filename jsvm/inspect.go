@@ -1,0 +1,72 @@
+package jsvm
+
+import (
+	"reflect"
+
+	"github.com/dop251/goja/ast"
+)
+
+// goja's ast package has no walker, and a hand-written one would have to
+// name every node type. inspect walks the tree by reflection instead: every
+// exported field of an ast struct that holds a node, a list of nodes or an
+// ast struct is followed, so new node types are covered for free.
+
+var astPackage = reflect.TypeFor[ast.Program]().PkgPath()
+
+// inspect calls visit for every node of the tree under n, parents first,
+// and stops as soon as visit returns false.
+func inspect(n ast.Node, visit func(ast.Node) bool) {
+	walk(reflect.ValueOf(n), visit)
+}
+
+func walk(v reflect.Value, visit func(ast.Node) bool) bool {
+	switch v.Kind() {
+	case reflect.Interface:
+		return v.IsNil() || walk(v.Elem(), visit)
+	case reflect.Pointer:
+		if v.IsNil() || v.Type().Elem().PkgPath() != astPackage {
+			return true
+		}
+		if n, ok := v.Interface().(ast.Node); ok && !visit(n) {
+			return false
+		}
+		return walk(v.Elem(), visit)
+	case reflect.Struct:
+		t := v.Type()
+		if t.PkgPath() != astPackage {
+			return true
+		}
+		for i := range t.NumField() {
+			// DeclarationList repeats declarations found in the body.
+			if f := t.Field(i); f.IsExported() && f.Name != "DeclarationList" && !walk(v.Field(i), visit) {
+				return false
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			if !walk(v.Index(i), visit) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// checkForbidden rejects constructs that parse but cannot work in a
+// workflow: there is no module system, so require() would only fail later,
+// in the middle of a run.
+func checkForbidden(src *source, prog *ast.Program) error {
+	var err error
+	inspect(prog, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpression)
+		if !ok {
+			return true
+		}
+		if id, ok := call.Callee.(*ast.Identifier); ok && id.Name == "require" {
+			err = src.errorf(src.offset(id.Idx), importHint, "require() is not supported in workflow scripts")
+			return false
+		}
+		return true
+	})
+	return err
+}

@@ -1,0 +1,384 @@
+package jsvm
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/token"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// The meta is read from the syntax tree, never by running the script: the
+// engine shows it (name, phases) before the user agrees to run anything.
+
+const (
+	metaStart   = "export const meta = { name: ..., description: ... }"
+	literalHint = "meta is read without running the script; write the value out"
+	missingHint = "start the file with " + metaStart
+)
+
+// findMetaExport returns the offset of the export keyword that opens the
+// script, when the script opens (after blanks and comments) with
+// "export const meta". It returns -1 otherwise. Only that export is
+// blanked before parsing; any other export then fails to parse and is
+// reported as such.
+func findMetaExport(text string) int {
+	off := skipBlank(text, 0)
+	rest := text[off:]
+	if !hasWord(rest, "export") {
+		return -1
+	}
+	next := skipBlank(rest, len("export"))
+	if next == len("export") || !hasWord(rest[next:], "const") {
+		return -1
+	}
+	name := skipBlank(rest, next+len("const"))
+	if name == next+len("const") || !hasWord(rest[name:], "meta") {
+		return -1
+	}
+	return off
+}
+
+// skipBlank returns the offset of the first byte at or after off that is
+// neither white space nor inside a comment.
+func skipBlank(text string, off int) int {
+	for off < len(text) {
+		switch {
+		case strings.HasPrefix(text[off:], "//"):
+			end := strings.IndexAny(text[off:], "\r\n")
+			if end < 0 {
+				return len(text)
+			}
+			off += end
+		case strings.HasPrefix(text[off:], "/*"):
+			end := strings.Index(text[off+2:], "*/")
+			if end < 0 {
+				return len(text)
+			}
+			off += end + 4
+		case strings.HasPrefix(text[off:], "\uFEFF"):
+			off += len("\uFEFF")
+		case strings.ContainsRune(" \t\r\n\v\f", rune(text[off])):
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+// hasWord reports whether s starts with the identifier w, not merely with a
+// longer identifier that begins with w.
+func hasWord(s, w string) bool {
+	return strings.HasPrefix(s, w) && (len(s) == len(w) || !isIdentByte(s[len(w)]))
+}
+
+func isIdentByte(b byte) bool {
+	return b == '_' || b == '$' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
+}
+
+// metaLiteral finds the meta declaration, the body's first statement, and
+// returns its initializer.
+func metaLiteral(src *source, body []ast.Statement, exported bool) (*ast.ObjectLiteral, error) {
+	var decl *ast.LexicalDeclaration
+	if len(body) > 0 {
+		decl, _ = body[0].(*ast.LexicalDeclaration)
+	}
+	if !exported || decl == nil || decl.Token != token.CONST || len(decl.List) == 0 {
+		return nil, lang.Errorf(src.path, 1, 1, missingHint, "the script has no meta")
+	}
+	b := decl.List[0]
+	if id, ok := b.Target.(*ast.Identifier); !ok || id.Name != "meta" || b.Initializer == nil {
+		return nil, lang.Errorf(src.path, 1, 1, missingHint, "the script has no meta")
+	}
+	obj, ok := b.Initializer.(*ast.ObjectLiteral)
+	if !ok {
+		return nil, src.errorf(src.offset(b.Initializer.Idx0()), literalHint+": "+metaStart, "meta must be an object literal")
+	}
+	return obj, nil
+}
+
+// readMeta evaluates the meta literal and checks its fields.
+func readMeta(src *source, obj *ast.ObjectLiteral) (lang.Meta, error) {
+	r := metaReader{src: src}
+	lit, err := r.eval(obj)
+	if err != nil {
+		return lang.Meta{}, err
+	}
+	return r.decode(lit)
+}
+
+// A literal is a value of the meta as written, with its position.
+type literal struct {
+	at    int // byte offset in the script
+	value any // string, float64, bool, nil, []literal or []field
+}
+
+type field struct {
+	key   string
+	value literal
+}
+
+func (l literal) get(key string) (literal, bool) {
+	fields, _ := l.value.([]field)
+	var v literal
+	found := false
+	for _, f := range fields { // the last one wins, as in JavaScript
+		if f.key == key {
+			v, found = f.value, true
+		}
+	}
+	return v, found && v.value != nil
+}
+
+type metaReader struct {
+	src *source
+}
+
+// notLiteral rejects the construct at offset off.
+func (r metaReader) notLiteral(off int, what string) error {
+	return r.src.errorf(off, literalHint, "meta must be a pure literal: found %s", what)
+}
+
+// eval turns a literal expression into a value, rejecting anything that
+// would need the script to run.
+func (r metaReader) eval(e ast.Expression) (literal, error) {
+	at := r.src.offset(e.Idx0())
+	switch e := e.(type) {
+	case *ast.StringLiteral:
+		return literal{at, e.Value.String()}, nil
+	case *ast.NumberLiteral:
+		switch n := e.Value.(type) {
+		case int64:
+			return literal{at, float64(n)}, nil
+		case float64:
+			return literal{at, n}, nil
+		}
+		return literal{}, r.notLiteral(at, "a number that is too large")
+	case *ast.BooleanLiteral:
+		return literal{at, e.Value}, nil
+	case *ast.NullLiteral:
+		return literal{at, nil}, nil
+	case *ast.Identifier:
+		if e.Name == "undefined" {
+			return literal{at, nil}, nil
+		}
+		return literal{}, r.notLiteral(at, "a variable ("+e.Name.String()+")")
+	case *ast.UnaryExpression:
+		if e.Operator == token.MINUS || e.Operator == token.PLUS {
+			v, err := r.eval(e.Operand)
+			if n, ok := v.value.(float64); err == nil && ok {
+				if e.Operator == token.MINUS {
+					n = -n
+				}
+				return literal{at, n}, nil
+			}
+		}
+		return literal{}, r.notLiteral(at, "an operator")
+	case *ast.BinaryExpression:
+		return r.concat(at, e)
+	case *ast.TemplateLiteral:
+		switch {
+		case e.Tag != nil:
+			return literal{}, r.notLiteral(at, "a tagged template")
+		case len(e.Expressions) > 0:
+			return literal{}, r.notLiteral(r.back(r.src.offset(e.Expressions[0].Idx0()), "${"), "template interpolation (${...})")
+		case len(e.Elements) == 1 && e.Elements[0].Valid:
+			return literal{at, e.Elements[0].Parsed.String()}, nil
+		}
+		return literal{}, r.notLiteral(at, "an invalid template")
+	case *ast.ArrayLiteral:
+		list := make([]literal, 0, len(e.Value))
+		for _, x := range e.Value {
+			if x == nil {
+				return literal{}, r.notLiteral(at, "an array with a hole")
+			}
+			v, err := r.eval(x)
+			if err != nil {
+				return literal{}, err
+			}
+			list = append(list, v)
+		}
+		return literal{at, list}, nil
+	case *ast.ObjectLiteral:
+		return r.object(at, e)
+	case *ast.SpreadElement:
+		return literal{}, r.notLiteral(r.back(at, "..."), "a spread (...)")
+	}
+	return literal{}, r.notLiteral(at, describe(e))
+}
+
+func (r metaReader) object(at int, e *ast.ObjectLiteral) (literal, error) {
+	fields := make([]field, 0, len(e.Value))
+	for _, p := range e.Value {
+		pat := r.src.offset(p.Idx0())
+		switch p := p.(type) {
+		case *ast.PropertyShort:
+			return literal{}, r.notLiteral(pat, "a shorthand property ("+p.Name.Name.String()+" reads a variable)")
+		case *ast.SpreadElement:
+			return literal{}, r.notLiteral(r.back(pat, "..."), "a spread (...)")
+		case *ast.PropertyKeyed:
+			if p.Computed {
+				return literal{}, r.notLiteral(r.back(pat, "["), "a computed key")
+			}
+			if p.Kind != ast.PropertyKindValue {
+				return literal{}, r.notLiteral(pat, "a method")
+			}
+			var key string
+			switch k := p.Key.(type) {
+			case *ast.StringLiteral:
+				key = k.Value.String()
+			case *ast.NumberLiteral:
+				key = k.Literal
+			default:
+				return literal{}, r.notLiteral(pat, "a computed key")
+			}
+			v, err := r.eval(p.Value)
+			if err != nil {
+				return literal{}, err
+			}
+			fields = append(fields, field{key, v})
+		default:
+			return literal{}, r.notLiteral(pat, describe(p))
+		}
+	}
+	return literal{at, fields}, nil
+}
+
+// concat folds "a" + "b", which real scripts use to split a long
+// description over lines.
+func (r metaReader) concat(at int, e *ast.BinaryExpression) (literal, error) {
+	if e.Operator != token.PLUS {
+		return literal{}, r.notLiteral(at, "an operator ("+e.Operator.String()+")")
+	}
+	left, err := r.eval(e.Left)
+	if err != nil {
+		return literal{}, err
+	}
+	right, err := r.eval(e.Right)
+	if err != nil {
+		return literal{}, err
+	}
+	if a, ok := left.value.(string); ok {
+		if b, ok := right.value.(string); ok {
+			return literal{at, a + b}, nil
+		}
+	}
+	if a, ok := left.value.(float64); ok {
+		if b, ok := right.value.(float64); ok {
+			return literal{at, a + b}, nil
+		}
+	}
+	return literal{}, r.notLiteral(at, "+ between values that are not both strings")
+}
+
+// back returns the offset of tok when it is the last thing before off,
+// blanks aside, so that an error points at "..." or "[" rather than at the
+// expression after it.
+func (r metaReader) back(off int, tok string) int {
+	i := strings.TrimRight(r.src.text[:off], " \t\r\n")
+	if strings.HasSuffix(i, tok) {
+		return len(i) - len(tok)
+	}
+	return off
+}
+
+// describe names a construct for an error message.
+func describe(e ast.Node) string {
+	switch e := e.(type) {
+	case *ast.CallExpression:
+		return "a function call"
+	case *ast.NewExpression:
+		return "a constructor call (new)"
+	case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral:
+		return "a function"
+	case *ast.ClassLiteral:
+		return "a class"
+	case *ast.RegExpLiteral:
+		return "a regular expression"
+	case *ast.DotExpression, *ast.BracketExpression, *ast.OptionalChain:
+		return "a property access"
+	case *ast.ConditionalExpression:
+		return "a conditional (?:)"
+	case *ast.AwaitExpression:
+		return "await"
+	case *ast.AssignExpression:
+		return "an assignment"
+	case *ast.ThisExpression:
+		return "this"
+	case *ast.SequenceExpression:
+		return "a comma expression"
+	case *ast.UnaryExpression:
+		return "an operator (" + e.Operator.String() + ")"
+	}
+	return "an expression"
+}
+
+// decode checks the evaluated meta against lang.Meta.
+func (r metaReader) decode(m literal) (lang.Meta, error) {
+	var meta lang.Meta
+	var err error
+	if meta.Name, err = r.text(m, "name", "meta.name", true); err != nil {
+		return meta, err
+	}
+	if meta.Description, err = r.text(m, "description", "meta.description", true); err != nil {
+		return meta, err
+	}
+	if meta.WhenToUse, err = r.text(m, "whenToUse", "meta.whenToUse", false); err != nil {
+		return meta, err
+	}
+	phases, ok := m.get("phases")
+	if !ok {
+		return meta, nil
+	}
+	list, ok := phases.value.([]literal)
+	if !ok {
+		return meta, r.src.errorf(phases.at, "write phases: [{ title: 'Review' }, ...]", "meta.phases must be a list")
+	}
+	for i, p := range list {
+		name := "meta.phases[" + strconv.Itoa(i) + "]"
+		if title, ok := p.value.(string); ok {
+			if strings.TrimSpace(title) == "" {
+				return meta, r.src.errorf(p.at, "", "%s must be a non-empty title", name)
+			}
+			meta.Phases = append(meta.Phases, lang.Phase{Title: title})
+			continue
+		}
+		if _, ok := p.value.([]field); !ok {
+			return meta, r.src.errorf(p.at, "write { title: 'Review' } or just 'Review'", "%s must be an object or a string", name)
+		}
+		var ph lang.Phase
+		if ph.Title, err = r.text(p, "title", name+".title", true); err != nil {
+			return meta, err
+		}
+		if ph.Detail, err = r.text(p, "detail", name+".detail", false); err != nil {
+			return meta, err
+		}
+		if ph.Model, err = r.text(p, "model", name+".model", false); err != nil {
+			return meta, err
+		}
+		meta.Phases = append(meta.Phases, ph)
+	}
+	return meta, nil
+}
+
+// text reads the string field key of obj. A required field must be a
+// non-empty string; an optional one may be missing or null.
+func (r metaReader) text(obj literal, key, name string, required bool) (string, error) {
+	v, ok := obj.get(key)
+	if !ok {
+		if required {
+			return "", r.src.errorf(obj.at, "add "+key+": '...'", "%s must be a non-empty string", name)
+		}
+		return "", nil
+	}
+	s, ok := v.value.(string)
+	switch {
+	case !ok && required, ok && required && strings.TrimSpace(s) == "":
+		return "", r.src.errorf(v.at, "", "%s must be a non-empty string", name)
+	case !ok:
+		return "", r.src.errorf(v.at, "", "%s must be a string", name)
+	}
+	return s, nil
+}

@@ -1,0 +1,166 @@
+package jsvm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// Values cross between the script and the engine as JSON, converted by the
+// VM's own JSON.parse and JSON.stringify: the script gets native arrays and
+// objects (not Go values in disguise), and the engine gets exactly what
+// JSON.stringify would give in Node.
+
+// builtins are the functions the host itself calls, read from a fresh VM
+// before any script code runs.
+type builtins struct {
+	parse, stringify goja.Callable
+	resolve, then    goja.Callable
+	freeze           goja.Callable
+	Promise, Error   *goja.Object
+}
+
+func (r *run) readBuiltins() error {
+	global := r.vm.GlobalObject()
+	object := func(v goja.Value) *goja.Object {
+		o, _ := v.(*goja.Object)
+		return o
+	}
+	method := func(obj *goja.Object, name string) goja.Callable {
+		if obj == nil {
+			return nil
+		}
+		fn, _ := goja.AssertFunction(obj.Get(name))
+		return fn
+	}
+	json, promise := object(global.Get("JSON")), object(global.Get("Promise"))
+	r.builtins = builtins{
+		parse:     method(json, "parse"),
+		stringify: method(json, "stringify"),
+		resolve:   method(promise, "resolve"),
+		then:      method(object(promise.Get("prototype")), "then"),
+		freeze:    method(object(global.Get("Object")), "freeze"),
+		Promise:   promise,
+		Error:     object(global.Get("Error")),
+	}
+	b := r.builtins
+	if b.parse == nil || b.stringify == nil || b.resolve == nil || b.then == nil || b.freeze == nil || b.Error == nil {
+		return fmt.Errorf("jsvm: the runtime lacks a builtin the host needs")
+	}
+	return nil
+}
+
+// toJSON encodes v with JSON.stringify. Values JSON has no form for
+// (undefined, functions) become null.
+func (r *run) toJSON(v goja.Value) (json.RawMessage, error) {
+	if v == nil {
+		return json.RawMessage("null"), nil
+	}
+	s, err := r.builtins.stringify(goja.Undefined(), v)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil || goja.IsUndefined(s) {
+		return json.RawMessage("null"), nil
+	}
+	return json.RawMessage(s.String()), nil
+}
+
+// optionsJSON encodes an optional options argument: nil when absent.
+func (r *run) optionsJSON(fn string, v goja.Value) json.RawMessage {
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return nil
+	}
+	raw, err := r.toJSON(v)
+	if err != nil {
+		r.typeError("%s: the options cannot be turned into JSON: %s", fn, r.describeThrownError(err))
+	}
+	return raw
+}
+
+// fromJSON decodes JSON from the engine with JSON.parse. Empty input is
+// null. A text answer, the commonest, is decoded directly: goja's JSON.parse
+// allocates a 4 KB reader buffer per call, which dominated the host's cost
+// per agent call.
+func (r *run) fromJSON(raw json.RawMessage) (goja.Value, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return goja.Null(), nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return r.vm.ToValue(s), nil
+		}
+	}
+	return r.builtins.parse(goja.Undefined(), r.vm.ToValue(string(raw)))
+}
+
+// describeThrownError gives the message of an error a JS call returned.
+func (r *run) describeThrownError(err error) string {
+	if ex, ok := err.(*goja.Exception); ok {
+		return r.describeThrown(ex.Value())
+	}
+	return err.Error()
+}
+
+// format renders values the way console.log does, joined by spaces:
+// strings as they are, errors as "Name: message", other objects as JSON.
+func (r *run) format(args []goja.Value) string {
+	var b strings.Builder
+	for i, v := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(r.formatOne(v))
+	}
+	return b.String()
+}
+
+func (r *run) formatOne(v goja.Value) string {
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() == "Error" || obj.ClassName() == "Function" {
+		return r.safeString(v)
+	}
+	s, err := r.toJSON(v)
+	if err != nil {
+		return r.safeString(v)
+	}
+	return string(s)
+}
+
+// kind names the type of v for an error message: "a string", "an array".
+func kind(v goja.Value) string {
+	switch {
+	case v == nil || goja.IsUndefined(v):
+		return "undefined"
+	case goja.IsNull(v):
+		return "null"
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok {
+		switch v.ExportType().Kind() {
+		case reflect.String:
+			return "a string"
+		case reflect.Bool:
+			return "a boolean"
+		case reflect.Int64, reflect.Float64:
+			return "a number"
+		}
+		return "a " + v.ExportType().String()
+	}
+	if _, ok := obj.Export().(*goja.Promise); ok {
+		return "a promise"
+	}
+	switch obj.ClassName() {
+	case "Array":
+		return "an array"
+	case "Function":
+		return "a function"
+	}
+	return "an object"
+}
