@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/journal"
@@ -172,6 +173,7 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	if err != nil {
 		return nil, err
 	}
+	sort.SliceStable(d.Calls, func(i, j int) bool { return lessPath(d.Calls[i].Path, d.Calls[j].Path) })
 	d.Summary, err = rt.summaryOf(id, d)
 	return d, err
 }

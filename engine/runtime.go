@@ -399,6 +399,13 @@ func (rt *Runtime) List() ([]store.Summary, error) {
 		return nil, err
 	}
 	for i := range sums {
+		if sums[i].Status == "" {
+			// Both snapshot files are damaged: the journal still knows.
+			if d, err := rt.Inspect(sums[i].RunID); err == nil {
+				sums[i] = d.Summary
+			}
+			continue
+		}
 		rt.reconcileView(&sums[i])
 	}
 	return sums, nil

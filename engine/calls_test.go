@@ -1,0 +1,274 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors/simulate"
+)
+
+// Each limit stops the run with a message that names the flag to change,
+// and is reported in the run's log.
+func TestLimitsAreReported(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		opts   func(*engine.Options)
+		want   []string // in the run's error
+	}{
+		{
+			name:   "agent cap",
+			script: `for (let i = 0; i < 5; i++) await agent('step ' + i)`,
+			opts:   func(o *engine.Options) { o.MaxAgents = 3 },
+			want:   []string{"cap of 3 agents", "--max-agents"},
+		},
+		{
+			name:   "item cap",
+			script: `await parallel([1, 2, 3, 4, 5].map(i => () => agent('x ' + i)))`,
+			opts:   func(o *engine.Options) { o.MaxItems = 4 },
+			want:   []string{"5 items exceed the cap of 4", "--max-items"},
+		},
+		{
+			name:   "token budget",
+			script: `for (let i = 0; i < 100; i++) await agent('a long enough prompt to spend some tokens, number ' + i)`,
+			opts:   func(o *engine.Options) { o.TokenBudget = 100 },
+			want:   []string{"token budget is spent", "--token-budget"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, simulate.Config{})
+			opts := testOptions()
+			tc.opts(&opts)
+			o := h.run(h.write("l.workflow.js", "export const meta = { name: 'l', description: 'limits' }\n"+tc.script), "", opts)
+			mustStatus(t, o, engine.StatusFailed)
+			for _, w := range tc.want {
+				if !strings.Contains(o.Error, w) {
+					t.Errorf("error %q lacks %q", o.Error, w)
+				}
+			}
+			if !strings.Contains(o.Error, "l.workflow.js:") {
+				t.Errorf("error %q does not name the script position", o.Error)
+			}
+			d, err := h.rt.Inspect(o.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reported := false
+			for _, l := range d.Logs {
+				reported = reported || strings.HasPrefix(l.Message, "limit reached")
+			}
+			if !reported {
+				t.Errorf("the limit is not in the run's log: %+v", d.Logs)
+			}
+		})
+	}
+}
+
+// The budget is hard: no agent starts once it is spent, and the script sees
+// spent() and remaining() move.
+func TestBudgetGuardsALoop(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	opts := testOptions()
+	opts.TokenBudget = 200
+	o := h.run(h.write("b.workflow.js", `export const meta = { name: 'b', description: 'budget guard' }
+let rounds = 0
+while (budget.remaining() > 40) { await agent('round ' + rounds); rounds++ }
+return { rounds, spent: budget.spent(), total: budget.total }`), "", opts)
+	mustStatus(t, o, engine.StatusCompleted)
+	var res struct{ Rounds, Spent, Total int }
+	if err := json.Unmarshal(o.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Rounds == 0 || res.Total != 200 || res.Spent > 200 || int64(res.Spent) != o.Stats.InputTokens+o.Stats.OutputTokens {
+		t.Fatalf("result %+v stats %+v", res, o.Stats)
+	}
+}
+
+func TestSchemaAnswers(t *testing.T) {
+	const schema = `{ type: 'object', required: ['score'], properties: { score: { type: 'integer', minimum: 1, maximum: 5 } } }`
+	tests := []struct {
+		name     string
+		prompt   string
+		status   engine.Status
+		attempts int
+		inError  string
+	}{
+		{"valid at once", "rate this", engine.StatusCompleted, 1, ""},
+		{"repaired after one bad answer", "[simulate:invalid-once] rate this", engine.StatusCompleted, 2, ""},
+		{"never valid", "[simulate:invalid] rate this", engine.StatusFailed, 3, "did not satisfy the schema after 3 attempts"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, simulate.Config{})
+			o := h.run(h.write("s.workflow.js", `export const meta = { name: 's', description: 'schema' }
+const r = await agent('`+tc.prompt+`', { schema: `+schema+` })
+return r.score`), "", testOptions())
+			mustStatus(t, o, tc.status)
+			if !strings.Contains(o.Error, tc.inError) {
+				t.Errorf("error %q lacks %q", o.Error, tc.inError)
+			}
+			d, err := h.rt.Inspect(o.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Calls) != 1 || d.Calls[0].Attempts != tc.attempts {
+				t.Fatalf("calls %+v, want one call with %d attempts", d.Calls, tc.attempts)
+			}
+			if tc.status == engine.StatusCompleted {
+				var score int
+				if err := json.Unmarshal(o.Result, &score); err != nil || score < 1 || score > 5 {
+					t.Errorf("result %s is not the validated score", o.Result)
+				}
+			} else if d.Calls[0].Status != "failed" {
+				t.Errorf("the call is %s, want failed in the journal", d.Calls[0].Status)
+			}
+		})
+	}
+}
+
+func TestBadSchemaThrowsBeforeRunning(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	o := h.run(h.write("b.workflow.js", `export const meta = { name: 'b', description: 'bad schema' }
+await agent('x', { schema: { type: 'no-such-type' } })`), "", testOptions())
+	mustStatus(t, o, engine.StatusFailed)
+	if !strings.Contains(o.Error, "not a valid JSON Schema") || o.Stats.Agents != 0 {
+		t.Fatalf("error %q stats %+v", o.Error, o.Stats)
+	}
+}
+
+func TestRetriesAndFailures(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	opts := testOptions()
+	opts.AgentRetries = 1
+	o := h.run(h.write("r.workflow.js", `export const meta = { name: 'r', description: 'retries' }
+const a = await agent('[simulate:transient] flaky')
+const b = await agent('[simulate:fail] broken')
+const c = await agent('[simulate:transient] flaky without retries', { retries: 0 })
+return [a !== null, b, c]`), "", opts)
+	mustStatus(t, o, engine.StatusCompleted)
+	if string(o.Result) != `[true,null,null]` {
+		t.Fatalf("result %s, want [true,null,null]: a retried transient failure succeeds, terminal and unretried ones give null", o.Result)
+	}
+	if o.Stats.Live != 1 || o.Stats.Failed != 2 {
+		t.Fatalf("stats %+v", o.Stats)
+	}
+}
+
+// A rate limit pauses the run with the reason; resuming continues it.
+func TestRateLimitPausesTheRun(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	script := `export const meta = { name: 'rl', description: 'rate limit' }
+const a = await agent('before')
+const b = await agent('PROMPT')
+return [a, b]`
+	o := h.run(h.write("rl.workflow.js", strings.Replace(script, "PROMPT", "[simulate:ratelimit] limited", 1)), "", testOptions())
+	mustStatus(t, o, engine.StatusPaused)
+	if !strings.Contains(o.PauseReason, "rate limit") {
+		t.Fatalf("pause reason %q", o.PauseReason)
+	}
+	resumed := h.resume(o.RunID, engine.ResumeRequest{Script: h.write("rl2.workflow.js", strings.Replace(script, "PROMPT", "no longer limited", 1))})
+	mustStatus(t, resumed, engine.StatusCompleted)
+	if resumed.Stats.Replayed != 1 || resumed.Stats.Live != 1 {
+		t.Fatalf("stats %+v", resumed.Stats)
+	}
+}
+
+func TestCheckpointsHeadless(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	o := h.run(h.write("c.workflow.js", `export const meta = { name: 'c', description: 'checkpoints' }
+const channel = await checkpoint('Which channel?', { kind: 'select', choices: ['beta', 'stable'], default: 'stable' })
+const go = await checkpoint('Ship it?', { default: true })
+return { channel, go }`), "", testOptions())
+	mustStatus(t, o, engine.StatusCompleted)
+	if string(o.Result) != `{"channel":"stable","go":true}` {
+		t.Fatalf("result %s", o.Result)
+	}
+	d, _ := h.rt.Inspect(o.RunID)
+	if len(d.Calls) != 2 || d.Calls[0].Kind != "checkpoint" || d.Calls[0].Source != "headless-default" {
+		t.Fatalf("checkpoint answers not journaled: %+v", d.Calls)
+	}
+	again := h.resume(o.RunID, engine.ResumeRequest{})
+	if string(again.Result) != string(o.Result) {
+		t.Fatalf("replayed answers differ: %s", again.Result)
+	}
+
+	aborted := h.run(h.write("a.workflow.js", `export const meta = { name: 'a', description: 'abort' }
+await checkpoint('Delete production?')
+return 'deleted'`), "", testOptions())
+	mustStatus(t, aborted, engine.StatusFailed)
+	if !strings.Contains(aborted.Error, "needs an answer") || !strings.Contains(aborted.Error, "a.workflow.js:2") {
+		t.Fatalf("error %q", aborted.Error)
+	}
+	bad := h.run(h.write("bad.workflow.js", `export const meta = { name: 'b', description: 'bad' }
+await checkpoint('Pick', { kind: 'select', choices: ['a'], default: 'z' })`), "", testOptions())
+	if !strings.Contains(bad.Error, "not a valid answer") {
+		t.Fatalf("error %q", bad.Error)
+	}
+}
+
+func TestNestedWorkflows(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	h.write(".dynworkflow/workflows/child.workflow.js", `export const meta = { name: 'child', description: 'a saved child' }
+const xs = await parallel(args.items.map(i => () => agent('child work ' + i)))
+return xs.length`)
+	h.write("lib/deeper.workflow.js", `export const meta = { name: 'deeper', description: 'tries to nest again' }
+return await workflow('child', { items: [1] })`)
+	o := h.run(h.write("parent.workflow.js", `export const meta = { name: 'parent', description: 'calls children' }
+const byName = await workflow('child', { items: [1, 2, 3] })
+const byPath = await workflow('./.dynworkflow/workflows/child.workflow.js', { items: [4] })
+let nested = 'no error'
+try { await workflow('lib/deeper.workflow.js') } catch (e) { nested = e.message }
+return { byName, byPath, nested }`), "", testOptions())
+	mustStatus(t, o, engine.StatusCompleted)
+	var res struct {
+		ByName, ByPath int
+		Nested         string
+	}
+	if err := json.Unmarshal(o.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.ByName != 3 || res.ByPath != 1 || !strings.Contains(res.Nested, "cannot start another") {
+		t.Fatalf("result %s", o.Result)
+	}
+	d, _ := h.rt.Inspect(o.RunID)
+	if d.Calls[0].Path != "/wf.0:child/par.0/0/agent.0" {
+		t.Fatalf("child call path %s", d.Calls[0].Path)
+	}
+	missing := h.run(h.write("m.workflow.js", `export const meta = { name: 'm', description: 'missing child' }
+return await workflow('nope')`), "", testOptions())
+	if !strings.Contains(missing.Error, `no saved workflow named "nope"`) {
+		t.Fatalf("error %q", missing.Error)
+	}
+}
+
+// Event sequence numbers only go up, and a run's events tell its story.
+func TestEventsAreSequenced(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	sub := h.rt.Events().Subscribe(4096, nil)
+	o := h.run(h.write("e.workflow.js", `export const meta = { name: 'e', description: 'events' }
+phase('One')
+log('hello')
+await parallel([1, 2, 3].map(i => () => agent('x ' + i)))`), "", testOptions())
+	mustStatus(t, o, engine.StatusCompleted)
+	sub.Close()
+	var last int64
+	count := map[string]int{}
+	for e := range sub.C {
+		if e.Sequence <= last {
+			t.Fatalf("sequence %d after %d", e.Sequence, last)
+		}
+		last = e.Sequence
+		count[e.Type]++
+	}
+	want := map[string]int{engine.EventRunStarted: 1, engine.EventPhase: 1, engine.EventLog: 1, engine.EventCallStarted: 3, engine.EventCallFinished: 3, engine.EventRunStatus: 1}
+	for typ, n := range want {
+		if count[typ] != n {
+			t.Errorf("%d %s events, want %d (all: %v)", count[typ], typ, n, count)
+		}
+	}
+}
