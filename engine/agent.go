@@ -60,23 +60,12 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
 		r.replayed.Add(1)
 		r.spent.Add(p.usage.Total())
-		r.rt.bus.Publish(r.id, EventCallReplayed, callPayload{Path: path, Label: opts.Label, Phase: c.phase})
+		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase})
 		go done(p.result, nil)
 		return
 	}
 	r.calls.Add(1)
 	go c.runLive()
-}
-
-type callPayload struct {
-	Path     string           `json:"path"`
-	Label    string           `json:"label,omitempty"`
-	Phase    string           `json:"phase,omitempty"`
-	Executor string           `json:"executor,omitempty"`
-	Prompt   string           `json:"prompt,omitempty"`
-	Usage    *executors.Usage `json:"usage,omitempty"`
-	Error    string           `json:"error,omitempty"`
-	Attempt  int              `json:"attempt,omitempty"`
 }
 
 // runLive runs the call on its executor, journals the answer, and only then
@@ -105,7 +94,7 @@ func (c *agentCall) runLive() {
 	r.append(&record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
 		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.opts.Model, Schema: c.opts.Schema,
 	}})
-	r.rt.bus.Publish(r.id, EventCallStarted, callPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor})
+	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor})
 
 	started := time.Now()
 	out := c.attempt(ctx)
@@ -132,7 +121,7 @@ func (c *agentCall) runLive() {
 		return
 	}
 	r.live.Add(1)
-	r.rt.bus.Publish(r.id, EventCallFinished, callPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
+	r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
 	c.done(out.value, nil)
 }
 
@@ -169,7 +158,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	r.append(&record{Type: recFailed, Path: c.path, Kind: "agent", Fingerprint: c.fp, Usage: &out.usage, Error: info,
 		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
 	r.failed.Add(1)
-	r.rt.bus.Publish(r.id, EventCallFailed, callPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message})
+	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message})
 	if errors.Is(out.err, ErrSchemaInvalid) {
 		c.done(nil, out.err)
 		return
@@ -205,7 +194,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 	}
 	prompt, transient, repairs := c.prompt, 0, 0
 	observe := func(p executors.Progress) {
-		r.rt.bus.Publish(r.id, EventCallProgress, progressPayload{Path: c.path, Progress: p})
+		r.rt.bus.Publish(r.id, EventCallProgress, ProgressPayload{Path: c.path, Progress: p})
 	}
 	for {
 		out.attempts++
@@ -238,7 +227,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 				transient++
 				wait := r.backoff(transient, err)
 				r.append(&record{Type: recRetry, Path: c.path, Error: &errorInfo{Class: "transient", Message: err.Error()}})
-				r.rt.bus.Publish(r.id, EventCallRetry, callPayload{Path: c.path, Error: err.Error(), Attempt: out.attempts})
+				r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.path, Error: err.Error(), Attempt: out.attempts})
 				select {
 				case <-time.After(wait):
 					continue
@@ -270,7 +259,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 			return out
 		}
 		r.append(&record{Type: recRetry, Path: c.path, Error: &errorInfo{Class: "schema", Message: verr.Error()}})
-		r.rt.bus.Publish(r.id, EventCallRetry, callPayload{Path: c.path, Error: "schema: " + verr.Error(), Attempt: out.attempts})
+		r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.path, Error: "schema: " + verr.Error(), Attempt: out.attempts})
 		prompt = repairPrompt(c.prompt, verr, c.opts.Schema)
 	}
 }
@@ -289,9 +278,4 @@ func (r *Run) backoff(n int, err error) time.Duration {
 func repairPrompt(prompt string, verr error, schema json.RawMessage) string {
 	return prompt + "\n\nYour previous answer did not satisfy the required JSON Schema: " + verr.Error() +
 		"\nAnswer again with only a JSON value that satisfies this schema:\n" + string(schema)
-}
-
-type progressPayload struct {
-	Path     string             `json:"path"`
-	Progress executors.Progress `json:"progress"`
 }

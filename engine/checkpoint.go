@@ -28,7 +28,7 @@ func (r *Run) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, d
 	}{req.Kind, req.Choices, req.Default})
 	fp := fingerprint(fingerprintInput{Kind: "checkpoint", Prompt: req.Prompt, Schema: shape})
 	if p, ok := r.replay.lookup(sc, path, fp, f.mode); ok {
-		r.rt.bus.Publish(r.id, EventCheckpoint, checkpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
+		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
 		go done(p.result, nil)
 		return
 	}
@@ -47,7 +47,7 @@ func (r *Run) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, d
 			done(nil, err)
 			return
 		}
-		r.rt.bus.Publish(r.id, EventCheckpoint, checkpointPayload{Path: path, Prompt: req.Prompt, Answer: answer, Source: source})
+		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: answer, Source: source})
 		done(answer, nil)
 	}()
 }
@@ -68,11 +68,4 @@ func (r *Run) answerCheckpoint(path string, req lang.CheckpointRequest) (json.Ra
 	}
 	return nil, "", newError("CHECKPOINT_ABORT", ErrCheckpointAbort,
 		fmt.Sprintf("checkpoint(%q) needs an answer, nobody can give one in a headless run, and it declares no default; give it a default, or run it under `dynworkflow serve` to answer it", req.Prompt))
-}
-
-type checkpointPayload struct {
-	Path   string          `json:"path"`
-	Prompt string          `json:"prompt"`
-	Answer json.RawMessage `json:"answer"`
-	Source string          `json:"source"`
 }

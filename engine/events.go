@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"encoding/json"
+
+	"github.com/dynworkflow/dynworkflow/executors"
 	"sync"
 	"time"
 )
@@ -149,4 +152,75 @@ func (s *Subscription) deliver(ev Event) {
 	default:
 		s.lagged = true
 	}
+}
+
+// StartedPayload comes with run.started and run.resumed.
+type StartedPayload struct {
+	Name   string `json:"name"`
+	Script string `json:"script"`
+	Rule   string `json:"rule,omitempty"`
+	Epoch  int    `json:"epoch,omitempty"`
+}
+
+// StatusPayload comes with run.status: how an execution ended.
+type StatusPayload struct {
+	Status      Status `json:"status"`
+	PauseReason string `json:"pauseReason,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// CallPayload comes with the call.* events.
+type CallPayload struct {
+	Path     string           `json:"path"`
+	Label    string           `json:"label,omitempty"`
+	Phase    string           `json:"phase,omitempty"`
+	Executor string           `json:"executor,omitempty"`
+	Prompt   string           `json:"prompt,omitempty"`
+	Usage    *executors.Usage `json:"usage,omitempty"`
+	Error    string           `json:"error,omitempty"`
+	Attempt  int              `json:"attempt,omitempty"`
+}
+
+// ProgressPayload is live output of a running call.
+type ProgressPayload struct {
+	Path     string             `json:"path"`
+	Progress executors.Progress `json:"progress"`
+}
+
+// CheckpointPayload comes with checkpoint.answered.
+type CheckpointPayload struct {
+	Path   string          `json:"path"`
+	Prompt string          `json:"prompt"`
+	Answer json.RawMessage `json:"answer"`
+	Source string          `json:"source"`
+}
+
+// PhasePayload comes with phase.
+type PhasePayload struct {
+	Scope string `json:"scope"`
+	Title string `json:"title"`
+}
+
+// LogPayload comes with log: a line of the run's log.
+type LogPayload struct {
+	Scope   string `json:"scope"`
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
+// LimitPayload comes with limit: a cap the run ran into.
+type LimitPayload struct {
+	Limit   string `json:"limit"`
+	Message string `json:"message"`
+}
+
+// Line renders the payload for a terminal.
+func (p PhasePayload) Line() string { return "── " + p.Title }
+
+// Line renders the payload for a terminal.
+func (p LogPayload) Line() string {
+	if p.Level == "info" || p.Level == "" {
+		return p.Message
+	}
+	return p.Level + ": " + p.Message
 }

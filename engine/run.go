@@ -262,13 +262,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	}
 	r.lease.Release()
 	r.rt.forget(r)
-	r.rt.bus.Publish(r.id, EventRunStatus, statusPayload{Status: status, PauseReason: reason, Error: end.Error})
-}
-
-type statusPayload struct {
-	Status      Status `json:"status"`
-	PauseReason string `json:"pauseReason,omitempty"`
-	Error       string `json:"error,omitempty"`
+	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Error: end.Error})
 }
 
 // fail ends the run because its state can no longer be written.
@@ -319,11 +313,16 @@ func (r *Run) startSnapshots() (stop func()) {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		var last store.Stats
-		for {
+		for ticks := 1; ; ticks++ {
 			select {
 			case <-quit:
 				return
 			case <-t.C:
+				if ticks%10 == 0 {
+					if err := r.lease.Renew(); err != nil {
+						r.fail(fmt.Errorf("renew the run's lease: %w", err))
+					}
+				}
 				r.mu.Lock()
 				now := r.statsLocked()
 				r.mu.Unlock()
@@ -355,35 +354,19 @@ func (r *Run) setPhase(sc *scope, title string) {
 	r.phase = title
 	r.mu.Unlock()
 	r.append(&record{Type: recPhase, Path: sc.path, Message: title})
-	r.rt.bus.Publish(r.id, EventPhase, phasePayload{Scope: sc.Path(), Title: title})
-}
-
-type phasePayload struct {
-	Scope string `json:"scope"`
-	Title string `json:"title"`
+	r.rt.bus.Publish(r.id, EventPhase, PhasePayload{Scope: sc.Path(), Title: title})
 }
 
 func (r *Run) logLine(sc *scope, level, msg string) {
 	r.append(&record{Type: recLog, Path: sc.path, Level: level, Message: msg})
-	r.rt.bus.Publish(r.id, EventLog, logPayload{Scope: sc.Path(), Level: level, Message: msg})
-}
-
-type logPayload struct {
-	Scope   string `json:"scope"`
-	Level   string `json:"level"`
-	Message string `json:"message"`
+	r.rt.bus.Publish(r.id, EventLog, LogPayload{Scope: sc.Path(), Level: level, Message: msg})
 }
 
 // limitHit reports a limit the run ran into, so it is never silent.
 func (r *Run) limitHit(limit, msg string) {
 	r.rt.log.Warn("limit reached", "run", r.id, "limit", limit, "detail", msg)
 	r.append(&record{Type: recLog, Level: "warn", Message: "limit reached: " + msg})
-	r.rt.bus.Publish(r.id, EventLimit, limitPayload{Limit: limit, Message: msg})
-}
-
-type limitPayload struct {
-	Limit   string `json:"limit"`
-	Message string `json:"message"`
+	r.rt.bus.Publish(r.id, EventLimit, LimitPayload{Limit: limit, Message: msg})
 }
 
 func (r *Run) addUsage(u executors.Usage) {
@@ -393,15 +376,4 @@ func (r *Run) addUsage(u executors.Usage) {
 }
 
 // Line renders the payload for a terminal.
-func (p phasePayload) Line() string { return "── " + p.Title }
-
-// Line renders the payload for a terminal.
-func (p logPayload) Line() string {
-	if p.Level == "info" || p.Level == "" {
-		return p.Message
-	}
-	return p.Level + ": " + p.Message
-}
-
-// Line renders the payload for a terminal.
-func (p limitPayload) Line() string { return "limit reached: " + p.Message }
+func (p LimitPayload) Line() string { return "limit reached: " + p.Message }

@@ -138,16 +138,9 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		rt.abandon(r)
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	rt.bus.Publish(id, EventRunStarted, startedPayload{Name: meta.Name, Script: req.Script.Path()})
+	rt.bus.Publish(id, EventRunStarted, StartedPayload{Name: meta.Name, Script: req.Script.Path()})
 	go r.execute()
 	return r, nil
-}
-
-type startedPayload struct {
-	Name   string `json:"name"`
-	Script string `json:"script"`
-	Rule   string `json:"rule,omitempty"`
-	Epoch  int    `json:"epoch,omitempty"`
 }
 
 func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script lang.Script, args json.RawMessage,
@@ -295,7 +288,7 @@ func (rt *Runtime) resumeLeased(id string, paths store.Paths, lease *store.Lease
 		rt.abandon(r)
 		return nil, err
 	}
-	rt.bus.Publish(id, EventRunResumed, startedPayload{Name: hdr.Name, Script: script.Path(), Rule: mode.String(), Epoch: r.epoch})
+	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: mode.String(), Epoch: r.epoch})
 	go r.execute()
 	return r, nil
 }
@@ -365,7 +358,7 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 	if err := rt.store.WriteSnapshot(id, snap); err != nil {
 		return err
 	}
-	rt.bus.Publish(id, EventRunStatus, statusPayload{Status: status, PauseReason: reason})
+	rt.bus.Publish(id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason})
 	return nil
 }
 
