@@ -2,10 +2,10 @@ package engine
 
 import (
 	"encoding/json"
-
-	"github.com/dynworkflow/dynworkflow/executors"
 	"sync"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/executors"
 )
 
 // Event is one state change. Sequence is monotonic per Runtime, so a client

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/dop251/goja"
+
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 

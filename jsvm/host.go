@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 
 	"github.com/dop251/goja"
+
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 

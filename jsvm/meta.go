@@ -6,6 +6,7 @@ import (
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/token"
+
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 

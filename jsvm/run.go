@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dop251/goja"
+
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 

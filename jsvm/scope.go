@@ -2,6 +2,7 @@ package jsvm
 
 import (
 	"github.com/dop251/goja"
+
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 

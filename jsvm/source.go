@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja/file"
+
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 

@@ -7,6 +7,7 @@ import (
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
+
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
 
 // Scan calls fn with each complete record of the journal at path, in order.
@@ -101,14 +105,14 @@ func repairIdle(path string) (Repair, error) {
 		return Repair{}, fmt.Errorf("repairing journal: %w", err)
 	}
 	defer f.Close()
-	busy, err := lockExclusive(f)
+	busy, err := fsx.Flock(f, unix.LOCK_EX)
 	if err != nil {
 		return Repair{}, fmt.Errorf("repairing journal %s: %w", path, err)
 	}
 	if busy {
 		return Repair{}, nil
 	}
-	defer unlock(f)
+	defer fsx.Unflock(f)
 	return repairTail(f, path)
 }
 

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
 
 // Repair reports a torn tail that was moved out of a journal.
@@ -182,7 +184,7 @@ func saveSideFile(path string, torn []byte) (string, error) {
 			err = cerr
 		}
 		if err == nil {
-			err = syncDir(filepath.Dir(side))
+			err = fsx.SyncDir(filepath.Dir(side))
 		}
 		if err != nil {
 			return "", fmt.Errorf("saving torn tail of journal %s: %w", path, err)

@@ -11,6 +11,10 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
 
 // A Writer appends records to one journal file. It is safe for concurrent
@@ -99,7 +103,7 @@ func openFile(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening journal: %w", err)
 	}
-	busy, err := lockExclusive(f)
+	busy, err := fsx.Flock(f, unix.LOCK_EX)
 	if err == nil && busy {
 		err = fmt.Errorf("%w: %s", ErrBusy, path)
 	}
@@ -109,7 +113,7 @@ func openFile(path string) (*os.File, error) {
 	if err == nil && created {
 		// Without this the new name, and so every record, could vanish
 		// in a crash even after the records were synced.
-		err = syncDir(filepath.Dir(path))
+		err = fsx.SyncDir(filepath.Dir(path))
 	}
 	if err != nil {
 		f.Close()

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
 
 // DeleteRun removes every file of run runID: snapshot, backup, journal,
@@ -35,7 +37,7 @@ func (s *Store) DeleteRun(runID string) error {
 		}
 	}
 	s.forget(runID)
-	err = errors.Join(err, lease.Release(), syncDir(s.runsDir))
+	err = errors.Join(err, lease.Release(), fsx.SyncDir(s.runsDir))
 	if err != nil {
 		return fmt.Errorf("deleting run %s: %w", runID, err)
 	}

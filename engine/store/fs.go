@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -81,44 +79,7 @@ func writeFileSync(path string, data []byte) error {
 	return err
 }
 
-// syncDir makes renames and removals in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
-}
-
-// flock applies a non-blocking flock operation to f. The lock belongs to the
-// open file description: another open of the same file, even in this
-// process, conflicts with it, and a child process does not inherit it
-// because Go opens files close-on-exec.
-func flock(f *os.File, how int) (busy bool, err error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false, err
-	}
-	var opErr error
-	if err := rc.Control(func(fd uintptr) { opErr = unix.Flock(int(fd), how|unix.LOCK_NB) }); err != nil {
-		return false, err
-	}
-	if errors.Is(opErr, unix.EWOULDBLOCK) {
-		return true, nil
-	}
-	return false, opErr
-}
-
-func unflock(f *os.File) error {
-	_, err := flock(f, unix.LOCK_UN)
-	return err
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
 
 // LeaseTerm is how far Renew pushes a lease's expiry. The expiry is for
@@ -77,7 +79,7 @@ func tryLease(runID, path, owner string) (*Lease, LeaseInfo, error) {
 	if err != nil {
 		return nil, LeaseInfo{}, err
 	}
-	busy, err := flock(f, unix.LOCK_EX)
+	busy, err := fsx.Flock(f, unix.LOCK_EX)
 	if err != nil || busy {
 		info := readLeaseInfo(f)
 		f.Close()
@@ -187,7 +189,7 @@ func (l *Lease) Release() error {
 			err = rerr
 		}
 	}
-	err = errors.Join(err, unflock(l.file), l.file.Close())
+	err = errors.Join(err, fsx.Unflock(l.file), l.file.Close())
 	l.file = nil
 	if err != nil {
 		return fmt.Errorf("run %s: releasing lease: %w", l.runID, err)
@@ -226,12 +228,12 @@ func (s *Store) LeaseHolder(runID string) (LeaseInfo, bool, error) {
 	}
 	defer f.Close()
 	info := readLeaseInfo(f)
-	busy, err := flock(f, unix.LOCK_SH)
+	busy, err := fsx.Flock(f, unix.LOCK_SH)
 	if err != nil {
 		return info, false, fmt.Errorf("probing the lease of run %s: %w", runID, err)
 	}
 	if !busy {
-		unflock(f)
+		fsx.Unflock(f)
 	}
 	return info, busy, nil
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
 
 // Stats counts a run's agent calls and what they cost.
@@ -127,7 +129,7 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 	if err := s.step("renamed"); err != nil {
 		return err
 	}
-	if err := syncDir(s.runsDir); err != nil {
+	if err := fsx.SyncDir(s.runsDir); err != nil {
 		return fail(err)
 	}
 	return nil
