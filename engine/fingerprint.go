@@ -55,8 +55,3 @@ func canonicalJSON(raw json.RawMessage) ([]byte, error) {
 	}
 	return json.Marshal(v)
 }
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}

@@ -64,13 +64,6 @@ func (s *scope) callPath(kind string) string {
 	return s.path + "/" + s.next(kind)
 }
 
-// child opens a scope named name under s. A child opened after its parent's
-// flow broke starts broken: it was opened after the first change.
-func (s *scope) child(name string, fr *frame) *scope {
-	c := &scope{path: s.path + "/" + name, frame: fr, flow: &flow{broken: s.flow.isBroken()}, phase: s.currentPhase()}
-	return c
-}
-
 // stage returns the scope of stage k of a pipeline item. Stages share the
 // item's flow, so a change in stage 1 makes stages 2 and 3 of that item run
 // live while other items keep their results.

@@ -121,20 +121,3 @@ func (s *source) checkText() error {
 	}
 	return nil
 }
-
-// lineText returns the text of the 1-based line, without its terminator.
-func (s *source) lineText(line int) string {
-	if line < 1 || line > len(s.lines) {
-		return ""
-	}
-	start, end := s.lines[line-1], len(s.text)
-	if line < len(s.lines) {
-		end = s.lines[line]
-	}
-	return strings.TrimRight(s.text[start:end], "\r\n\u2028\u2029")
-}
-
-// lineStart returns the byte offset where the 1-based line starts.
-func (s *source) lineStart(line int) int {
-	return s.lines[max(0, min(line, len(s.lines))-1)]
-}
