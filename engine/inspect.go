@@ -100,12 +100,14 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	}
 	children := map[string]int{}
 	line := 0
+	var lastSeq int64
 	err := journal.ScanReadOnly(paths.Journal, func(b []byte) error {
 		line++
 		var r record
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fmt.Errorf("%s: line %d: %w", paths.Journal, line, err)
 		}
+		lastSeq = max(lastSeq, r.Seq)
 		at := time.UnixMilli(r.Time).UTC()
 		switch r.Type {
 		case recRun:
@@ -174,51 +176,60 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 		return nil, err
 	}
 	sort.SliceStable(d.Calls, func(i, j int) bool { return lessPath(d.Calls[i].Path, d.Calls[j].Path) })
-	d.Summary, err = rt.summaryOf(id, d)
+	d.Summary, err = rt.summaryOf(id, d, lastSeq)
 	return d, err
 }
 
-// summaryOf returns the live summary, else the snapshot's, else one
-// rebuilt from the detail when the snapshot is damaged.
-func (rt *Runtime) summaryOf(id string, d *Detail) (store.Summary, error) {
+// summaryOf returns the live summary, else the snapshot's when it is up to
+// date with the journal, else one rebuilt from the detail: a snapshot read
+// from its backup, or none at all, is older than the journal.
+func (rt *Runtime) summaryOf(id string, d *Detail, lastSeq int64) (store.Summary, error) {
 	if r, ok := rt.Live(id); ok {
 		return r.summary(), nil
 	}
 	snap, err := rt.store.ReadSnapshot(id)
-	if err == nil {
+	if err == nil && !rt.staleSnapshot(id, snap, lastSeq) {
 		s := snap.Summary
 		rt.reconcileView(&s)
 		return s, nil
 	}
-	if !errors.Is(err, store.ErrSnapshotCorrupt) && !errors.Is(err, store.ErrNotFound) {
+	if err != nil && !errors.Is(err, store.ErrSnapshotCorrupt) && !errors.Is(err, store.ErrNotFound) {
 		return store.Summary{}, err
 	}
-	s := store.Summary{RunID: id, Name: d.Script.Name, ScriptPath: d.Script.Path, ScriptHash: d.Script.Hash, Executor: d.Options.Executor}
+	s := store.Summary{RunID: id, Name: d.Script.Name, ScriptPath: d.Script.Path, ScriptHash: d.Script.Hash,
+		Executor: d.Options.Executor, JournalSeq: lastSeq, Status: string(StatusRunning)}
 	if n := len(d.Executions); n > 0 {
-		s.Epoch = d.Executions[n-1].Epoch
-		s.StartedAt = d.Executions[0].StartedAt
-		if end := d.Executions[n-1].End; end != nil {
+		last := d.Executions[n-1]
+		s.Epoch, s.StartedAt = last.Epoch, d.Executions[0].StartedAt
+		if end := last.End; end != nil {
 			s.Status, s.PauseReason, s.Error = end.Status, end.PauseReason, end.Error
-		} else {
-			s.Status = string(StatusRunning)
+			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed = end.Replayed, end.Live, end.Failed
+			s.Stats.Agents = end.Replayed + end.Live + end.Failed
 		}
 	}
 	for _, c := range d.Calls {
-		if c.Kind != "agent" {
-			continue
-		}
-		switch c.Status {
-		case "done":
-			s.Stats.Agents++
-		case "failed":
-			s.Stats.Failed++
-			s.Stats.Agents++
-		}
-		if c.Usage != nil {
+		if c.Usage != nil && c.Source == "live" {
 			s.Stats.InputTokens += c.Usage.InputTokens
+			s.Stats.CachedInputTokens += c.Usage.CachedInputTokens
 			s.Stats.OutputTokens += c.Usage.OutputTokens
+			s.Stats.CostUSD += c.Usage.CostUSD
 		}
 	}
 	rt.reconcileView(&s)
 	return s, nil
+}
+
+// staleSnapshot reports a snapshot older than the journal: one read from
+// the backup, or one behind the journal's end with no owner still updating
+// it. A run executing in another process writes its snapshot every second,
+// and that is the best view of it there is.
+func (rt *Runtime) staleSnapshot(id string, snap *store.Snapshot, lastSeq int64) bool {
+	if snap.Source == rt.store.RunPaths(id).Backup {
+		return true
+	}
+	if snap.Summary.JournalSeq >= lastSeq {
+		return false
+	}
+	_, held, err := rt.store.LeaseHolder(id)
+	return err == nil && !held
 }

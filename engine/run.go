@@ -52,8 +52,10 @@ type Run struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	slots  chan struct{} // concurrency cap on live calls
-	calls  sync.WaitGroup
+	// stopping is set by Stop: it outranks any pause.
+	stopping atomic.Bool
+	slots    chan struct{} // concurrency cap on live calls
+	calls    sync.WaitGroup
 
 	agents   atomic.Int64 // agent() calls made in this execution, for the cap
 	spent    atomic.Int64 // tokens as the script's budget sees them
@@ -93,6 +95,11 @@ func (r *Run) interrupt(cause error) error {
 		return fmt.Errorf("%w: %s already ended", ErrNotRunning, r.id)
 	default:
 	}
+	// A stop after a pause (a second Ctrl-C) must win, though the first
+	// cause already cancelled the context.
+	if errors.Is(cause, ErrStopped) {
+		r.stopping.Store(true)
+	}
 	r.cancel(cause)
 	return nil
 }
@@ -104,7 +111,7 @@ type Outcome struct {
 	Status      Status          `json:"status"`
 	PauseReason string          `json:"pauseReason,omitempty"`
 	Result      json.RawMessage `json:"result"`
-	Error       string          `json:"error,omitempty"`
+	Error       string          `json:"error"`
 	Stats       store.Stats     `json:"stats"`
 	Epoch       int             `json:"epoch"`
 	DurationMs  int64           `json:"durationMs"`
@@ -208,7 +215,7 @@ func (r *Run) execute() {
 
 	status, reason := StatusCompleted, ""
 	switch {
-	case errors.Is(cause, ErrStopped):
+	case r.stopping.Load() || errors.Is(cause, ErrStopped):
 		status, err = StatusStopped, nil
 	case errors.Is(cause, ErrPaused):
 		status, err = StatusPaused, nil

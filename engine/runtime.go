@@ -392,8 +392,9 @@ func (rt *Runtime) List() ([]store.Summary, error) {
 		return nil, err
 	}
 	for i := range sums {
-		if sums[i].Status == "" {
-			// Both snapshot files are damaged: the journal still knows.
+		if sums[i].Status == "" || sums[i].Stale {
+			// The snapshot is damaged and its backup is missing or older
+			// than the journal, which still knows.
 			if d, err := rt.Inspect(sums[i].RunID); err == nil {
 				sums[i] = d.Summary
 			}

@@ -20,29 +20,48 @@ func (a *app) follow(ctx context.Context, rt *engine.Runtime, r *engine.Run) err
 
 	view := newProgressView(a.stderr, rt, r, !a.json && isTerminal(a.stderr))
 	view.start()
-	interrupts := 0
+	interrupts, stop := 0, false
+	onSignal := func() {
+		interrupts++
+		if interrupts == 1 {
+			view.note("pausing: the journal stays resumable; press Ctrl-C again to stop the run")
+			_ = r.Pause()
+			return
+		}
+		view.note("stopping")
+		stop = true
+		_ = r.Stop()
+	}
 wait:
 	for {
 		select {
 		case <-r.Done():
 			break wait
 		case <-signals:
-			interrupts++
-			if interrupts == 1 {
-				view.note("pausing: the journal stays resumable; press Ctrl-C again to stop the run")
-				_ = r.Pause()
-			} else {
-				view.note("stopping")
-				_ = r.Stop()
-			}
+			onSignal()
 		case <-ctx.Done():
 			_ = r.Pause()
 			<-r.Done()
 			break wait
 		}
 	}
+	// A second Ctrl-C may come as the pause settles: it still means stop.
+	select {
+	case <-signals:
+		if interrupts > 0 {
+			onSignal()
+		}
+	default:
+	}
 	view.stop()
 	out := r.Outcome()
+	if stop && out.Status == engine.StatusPaused {
+		if err := rt.Stop(r.ID()); err != nil {
+			fmt.Fprintln(a.stderr, "dynworkflow: stop:", err)
+		} else {
+			out.Status, out.PauseReason = engine.StatusStopped, ""
+		}
+	}
 	a.printOutcome(out)
 	return exitFor(out.Status)
 }

@@ -43,6 +43,9 @@ type Summary struct {
 	EndedAt     *time.Time `json:"endedAt,omitempty"`
 	Stats       Stats      `json:"stats"`
 	JournalSeq  int64      `json:"journalSeq"` // last journal record this snapshot reflects
+	// Stale marks a summary ListSummaries read from the backup: it is older
+	// than the journal, which the caller should fold instead.
+	Stale bool `json:"-"`
 }
 
 // A Snapshot is a fast-read projection of a run, rebuildable from its

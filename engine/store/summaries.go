@@ -36,10 +36,12 @@ func (s *Store) ListSummaries() ([]Summary, error) {
 
 	summaries := make([]Summary, 0, len(ids))
 	br := bufio.NewReaderSize(nil, 4<<10) // reused: one file at a time
-	read := func(path, runID string) (Summary, error) { return readSummary(br, path, runID) }
+	var from string
+	read := func(path, runID string) (Summary, error) { from = path; return readSummary(br, path, runID) }
 	for _, id := range ids {
 		paths, _ := s.runPaths(id)
 		sum, err := readEither(paths, id, read)
+		sum.Stale = err == nil && from == paths.Backup
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted since ReadDir
 		}
