@@ -65,28 +65,29 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 		return
 	}
 	r.calls.Add(1)
-	go c.runLive()
+	now, ok := r.slots.acquire(c)
+	switch {
+	case !ok:
+		r.calls.Done()
+		go done(nil, context.Cause(r.ctx))
+	case now:
+		go c.runLive()
+	}
 }
 
-// runLive runs the call on its executor, journals the answer, and only then
-// hands it to the script.
+// runLive runs the call on its executor, holding one of the run's slots,
+// journals the answer, and only then hands it to the script.
 func (c *agentCall) runLive() {
 	r := c.run
 	defer r.calls.Done()
 	ctx := r.ctx
-	if err := c.checkBudget(); err != nil {
-		c.done(nil, err)
-		return
-	}
-	select {
-	case r.slots <- struct{}{}:
-	case <-ctx.Done():
+	if err := ctx.Err(); err != nil {
+		c.releaseSlot()
 		c.done(nil, context.Cause(ctx))
 		return
 	}
-	// The budget may have been spent while this call waited for a slot.
 	if err := c.checkBudget(); err != nil {
-		<-r.slots
+		c.releaseSlot()
 		c.done(nil, err)
 		return
 	}
@@ -98,10 +99,10 @@ func (c *agentCall) runLive() {
 
 	started := time.Now()
 	out := c.attempt(ctx)
-	<-r.slots
 	r.running.Add(-1)
 	r.addUsage(out.usage)
 	r.spent.Add(out.usage.Total())
+	c.releaseSlot()
 
 	if ctx.Err() != nil && out.err != nil {
 		// Paused or stopped: the call did not finish and will run again.
@@ -123,6 +124,14 @@ func (c *agentCall) runLive() {
 	r.live.Add(1)
 	r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
 	c.done(out.value, nil)
+}
+
+// releaseSlot passes the call's slot on to the next waiting call, before
+// this one waits for its journal write: the fsync is not the executor's.
+func (c *agentCall) releaseSlot() {
+	if next := c.run.slots.release(); next != nil {
+		go next.runLive()
+	}
 }
 
 func (c *agentCall) checkBudget() error {

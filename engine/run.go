@@ -54,7 +54,7 @@ type Run struct {
 	cancel context.CancelCauseFunc
 	// stopping is set by Stop: it outranks any pause.
 	stopping atomic.Bool
-	slots    chan struct{} // concurrency cap on live calls
+	slots    *slots // concurrency cap on live calls
 	calls    sync.WaitGroup
 
 	agents   atomic.Int64 // agent() calls made in this execution, for the cap
@@ -210,6 +210,10 @@ func (r *Run) execute() {
 	// Calls the script left running (it threw, or was cancelled) must not
 	// outlive the execution.
 	r.cancel(errExecutionEnded)
+	for _, c := range r.slots.close() {
+		c.done(nil, context.Cause(r.ctx))
+		r.calls.Done()
+	}
 	r.calls.Wait()
 	stopSnapshots()
 

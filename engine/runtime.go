@@ -150,7 +150,7 @@ func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script
 	r := &Run{
 		rt: rt, id: id, paths: paths, opts: opts, script: script, args: args, header: header, epoch: epoch,
 		replay: ix, children: children, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
-		slots: make(chan struct{}, opts.Concurrency), status: StatusRunning,
+		slots: newSlots(opts.Concurrency), status: StatusRunning,
 		createdAt: created, startedAt: started, done: make(chan struct{}),
 	}
 	r.main = newFrame(r, "", 0, mode, script, args, false, "")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // schemaCache compiles each distinct schema once per runtime: a fan-out of
@@ -19,7 +19,7 @@ type schemaCache struct {
 
 type compiledSchema struct {
 	canonical []byte
-	schema    *jsonschema.Schema
+	schema    *jsonschema.Resolved
 }
 
 func (c *schemaCache) get(raw json.RawMessage) (*compiledSchema, error) {
@@ -35,25 +35,70 @@ func (c *schemaCache) get(raw json.RawMessage) (*compiledSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent(): the schema is not valid JSON: %w", err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("agent(): the schema is not valid JSON: %w", err)
+	var doc any
+	_ = json.Unmarshal(raw, &doc)
+	if err := checkTypeNames(doc, ""); err != nil {
+		return nil, fmt.Errorf("agent(): the schema is not a valid JSON Schema: %w", err)
 	}
-	comp := jsonschema.NewCompiler()
-	const url = "mem:///agent-schema.json"
-	if err := comp.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("agent(): bad schema: %w", err)
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(raw, &sch); err != nil {
+		return nil, fmt.Errorf("agent(): the schema is not a valid JSON Schema: %s", oneLine(err.Error()))
 	}
-	sch, err := comp.Compile(url)
+	resolved, err := sch.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("agent(): the schema is not a valid JSON Schema: %s", oneLine(err.Error()))
 	}
 	if c.m == nil {
 		c.m = map[string]*compiledSchema{}
 	}
-	cs := &compiledSchema{canonical: canonical, schema: sch}
+	cs := &compiledSchema{canonical: canonical, schema: resolved}
 	c.m[string(raw)] = cs
 	return cs, nil
+}
+
+var typeNames = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "object": true, "array": true, "null": true}
+
+// checkTypeNames rejects a misspelt "type" anywhere in a schema before any
+// agent is paid to answer it: the validator would only find out when every
+// answer fails.
+func checkTypeNames(v any, at string) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			if k == "type" {
+				if err := checkType(sub, at); err != nil {
+					return err
+				}
+				continue
+			}
+			if k == "enum" || k == "const" || k == "default" || k == "examples" {
+				continue // values, not schemas
+			}
+			if err := checkTypeNames(sub, at+"/"+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, sub := range v {
+			if err := checkTypeNames(sub, fmt.Sprintf("%s/%d", at, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkType(t any, at string) error {
+	names, ok := t.([]any)
+	if !ok {
+		names = []any{t}
+	}
+	for _, n := range names {
+		if s, ok := n.(string); !ok || !typeNames[s] {
+			return fmt.Errorf("%s/type: %v is not a type; use string, number, integer, boolean, object, array or null", at, n)
+		}
+	}
+	return nil
 }
 
 // validate parses an agent's answer as JSON (tolerating a code fence or
@@ -63,8 +108,8 @@ func (cs *compiledSchema) validate(answer string) (json.RawMessage, error) {
 	if !ok {
 		return nil, fmt.Errorf("the answer is not JSON")
 	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
+	var inst any
+	if err := json.Unmarshal([]byte(text), &inst); err != nil {
 		return nil, fmt.Errorf("the answer is not JSON: %v", err)
 	}
 	if err := cs.schema.Validate(inst); err != nil {

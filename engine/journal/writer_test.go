@@ -278,10 +278,39 @@ func TestAppendSyncContext(t *testing.T) {
 func TestBadRecord(t *testing.T) {
 	w := openT(t, tempJournal(t), Options{})
 	defer w.Close()
-	for _, rec := range []string{"", "{\n}", `{"a":`, "not json"} {
+	for _, rec := range []string{"", "{\n}"} {
 		if err := w.Append([]byte(rec)); !errors.Is(err, ErrBadRecord) {
 			t.Errorf("Append(%q) = %v, want ErrBadRecord", rec, err)
 		}
+	}
+}
+
+// The writer does not re-parse what it is given; a record that is not JSON
+// is caught on reading, and as the last line it is moved aside, not lost.
+func TestInvalidLastRecordIsMovedAsideOnOpen(t *testing.T) {
+	path := tempJournal(t)
+	w := openT(t, path, Options{})
+	if err := w.Append([]byte(`{"ok":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append([]byte(`not json`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w = openT(t, path, Options{})
+	repair := w.OpenRepair()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	side, err := os.ReadFile(repair.SidePath)
+	if err != nil || string(side) != "not json\n" {
+		t.Fatalf("side file %q (%v), want the invalid record", side, err)
+	}
+	recs, _, err := ReadAll(path)
+	if err != nil || len(recs) != 1 || string(recs[0]) != `{"ok":1}` {
+		t.Fatalf("journal after repair: %q %v", recs, err)
 	}
 }
 

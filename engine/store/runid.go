@@ -3,22 +3,30 @@ package store
 import (
 	"crypto/rand"
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 )
 
-// Run ids reach the store from users and from HTTP, and become file names:
-// no separators, no leading dot, so never "..", and a bounded length.
-var runIDPattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,191}$`)
-
-// ValidRunID reports whether id can name a run.
+// ValidRunID reports whether id can name a run. Run ids reach the store
+// from users and from HTTP, and become file names: 1 to 192 letters, digits,
+// '.', '_' or '-', starting with a letter or digit, so never a separator
+// and never "..". (A loop, not a regexp: compiling that regexp cost every
+// command 4 ms at start-up.)
 func ValidRunID(id string) error {
-	if !runIDPattern.MatchString(id) {
+	ok := len(id) >= 1 && len(id) <= 192 && isAlnum(id[0])
+	for i := 1; ok && i < len(id); i++ {
+		c := id[i]
+		ok = isAlnum(c) || c == '.' || c == '_' || c == '-'
+	}
+	if !ok {
 		return fmt.Errorf("%w %q: use 1 to 192 letters, digits, '.', '_' or '-', starting with a letter or digit",
 			ErrBadRunID, id)
 	}
 	return nil
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // NewRunID returns a fresh run id: the slug of name, the time in base-36
