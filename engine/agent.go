@@ -65,30 +65,24 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 		return
 	}
 	r.calls.Add(1)
-	now, ok := r.slots.acquire(c)
-	switch {
-	case !ok:
+	if !r.sched.submit(c) {
 		r.calls.Done()
 		go done(nil, context.Cause(r.ctx))
-	case now:
-		go c.runLive()
 	}
 }
 
-// runLive runs the call on its executor, holding one of the run's slots,
-// journals the answer, and only then hands it to the script.
+// runLive runs the call on its executor, on one of the run's workers. The
+// answer is journaled, and the script sees it only once it is on disk; the
+// worker does not wait for that, it moves on to the next call.
 func (c *agentCall) runLive() {
 	r := c.run
-	defer r.calls.Done()
 	ctx := r.ctx
 	if err := ctx.Err(); err != nil {
-		c.releaseSlot()
-		c.done(nil, context.Cause(ctx))
+		c.settle(nil, context.Cause(ctx))
 		return
 	}
 	if err := c.checkBudget(); err != nil {
-		c.releaseSlot()
-		c.done(nil, err)
+		c.settle(nil, err)
 		return
 	}
 	r.running.Add(1)
@@ -102,11 +96,10 @@ func (c *agentCall) runLive() {
 	r.running.Add(-1)
 	r.addUsage(out.usage)
 	r.spent.Add(out.usage.Total())
-	c.releaseSlot()
 
 	if ctx.Err() != nil && out.err != nil {
 		// Paused or stopped: the call did not finish and will run again.
-		c.done(nil, context.Cause(ctx))
+		c.settle(nil, context.Cause(ctx))
 		return
 	}
 	if out.err != nil {
@@ -116,22 +109,22 @@ func (c *agentCall) runLive() {
 	rec := &record{Type: recFinished, Path: c.path, Kind: "agent", Fingerprint: c.fp, Result: out.value, Usage: &out.usage,
 		Answer: &answerInfo{Source: "live", Provider: out.res.Provider, Model: out.res.Model, Attempts: out.attempts,
 			DurMs: time.Since(started).Milliseconds(), History: out.res.History}}
-	if err := r.appendSync(rec); err != nil {
-		r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
-		c.done(nil, err)
-		return
-	}
-	r.live.Add(1)
-	r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
-	c.done(out.value, nil)
+	r.appendThen(rec, func(err error) {
+		if err != nil {
+			r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
+			c.settle(nil, err)
+			return
+		}
+		r.live.Add(1)
+		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
+		c.settle(out.value, nil)
+	})
 }
 
-// releaseSlot passes the call's slot on to the next waiting call, before
-// this one waits for its journal write: the fsync is not the executor's.
-func (c *agentCall) releaseSlot() {
-	if next := c.run.slots.release(); next != nil {
-		go next.runLive()
-	}
+// settle hands the call's answer to the script and counts the call done.
+func (c *agentCall) settle(answer json.RawMessage, err error) {
+	c.done(answer, err)
+	c.run.calls.Done()
 }
 
 func (c *agentCall) checkBudget() error {
@@ -156,7 +149,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	class := executors.ClassOf(out.err)
 	if class == executors.RateLimited {
 		r.pauseFor("rate limited: " + out.err.Error())
-		c.done(nil, newError("RATE_LIMITED", ErrRateLimited, out.err.Error()))
+		c.settle(nil, newError("RATE_LIMITED", ErrRateLimited, out.err.Error()))
 		return
 	}
 	info := &errorInfo{Class: class.String(), Message: out.err.Error()}
@@ -169,10 +162,10 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	r.failed.Add(1)
 	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message})
 	if errors.Is(out.err, ErrSchemaInvalid) {
-		c.done(nil, out.err)
+		c.settle(nil, out.err)
 		return
 	}
-	c.done(json.RawMessage("null"), nil)
+	c.settle(json.RawMessage("null"), nil)
 }
 
 type attemptResult struct {

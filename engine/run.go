@@ -54,7 +54,7 @@ type Run struct {
 	cancel context.CancelCauseFunc
 	// stopping is set by Stop: it outranks any pause.
 	stopping atomic.Bool
-	slots    *slots // concurrency cap on live calls
+	sched    *scheduler // runs live calls under the concurrency cap
 	calls    sync.WaitGroup
 
 	agents   atomic.Int64 // agent() calls made in this execution, for the cap
@@ -210,9 +210,8 @@ func (r *Run) execute() {
 	// Calls the script left running (it threw, or was cancelled) must not
 	// outlive the execution.
 	r.cancel(errExecutionEnded)
-	for _, c := range r.slots.close() {
-		c.done(nil, context.Cause(r.ctx))
-		r.calls.Done()
+	for _, c := range r.sched.close() {
+		c.settle(nil, context.Cause(r.ctx))
 	}
 	r.calls.Wait()
 	stopSnapshots()
@@ -289,27 +288,40 @@ func (r *Run) fail(err error) {
 
 // append queues a record; it becomes durable with the next sync.
 func (r *Run) append(rec *record) {
-	b := r.encode(rec)
-	r.journal.Append(b)
+	buf := r.encode(rec)
+	if err := r.journal.Append(*buf); err != nil {
+		r.rt.log.Warn("journal a record", "run", r.id, "type", rec.Type, "err", err)
+	}
+	r.rt.buffers.Put(buf)
 }
 
 // appendSync writes a record and waits until it is on disk. Records that
 // are waited for together share one fsync.
 func (r *Run) appendSync(rec *record) error {
-	b := r.encode(rec)
-	return r.journal.AppendSync(context.Background(), b)
+	buf := r.encode(rec)
+	err := r.journal.AppendSync(context.Background(), *buf)
+	r.rt.buffers.Put(buf)
+	return err
 }
 
-func (r *Run) encode(rec *record) []byte {
+func (r *Run) encode(rec *record) *[]byte {
 	rec.Seq = r.seq.Add(1)
 	rec.Time = time.Now().UnixMilli()
 	rec.Epoch = r.epoch
-	b, err := json.Marshal(rec)
-	if err != nil {
-		// Every field is plain data; a failure here is a programming error.
-		panic(fmt.Sprintf("encode journal record: %v", err))
+	buf, _ := r.rt.buffers.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
 	}
-	return b
+	*buf = appendRecord((*buf)[:0], rec)
+	return buf
+}
+
+// appendThen journals a record and calls then once it is on disk (or
+// failed to get there), from the journal's goroutine.
+func (r *Run) appendThen(rec *record, then func(error)) {
+	buf := r.encode(rec)
+	r.journal.AppendThen(*buf, then)
+	r.rt.buffers.Put(buf)
 }
 
 // startSnapshots keeps the snapshot fresh while the run goes on. The

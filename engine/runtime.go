@@ -46,6 +46,9 @@ type Runtime struct {
 	bus     *Bus
 	schemas schemaCache
 	owner   string
+	// buffers recycles journal encoding buffers: the journal copies each
+	// record into its batch, so a buffer is free again once Append returns.
+	buffers sync.Pool
 
 	mu   sync.Mutex
 	runs map[string]*Run
@@ -150,7 +153,7 @@ func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script
 	r := &Run{
 		rt: rt, id: id, paths: paths, opts: opts, script: script, args: args, header: header, epoch: epoch,
 		replay: ix, children: children, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
-		slots: newSlots(opts.Concurrency), status: StatusRunning,
+		sched: newScheduler(opts.Concurrency), status: StatusRunning,
 		createdAt: created, startedAt: started, done: make(chan struct{}),
 	}
 	r.main = newFrame(r, "", 0, mode, script, args, false, "")

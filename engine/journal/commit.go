@@ -55,6 +55,9 @@ func (w *Writer) commit() {
 		b.err = w.write(b)
 	}
 	close(b.done)
+	for _, then := range b.then {
+		then(b.err)
+	}
 
 	if b.buf.Cap() <= maxSpare {
 		b.buf.Reset()

@@ -50,6 +50,9 @@ type batch struct {
 	durable bool // someone waits for the batch to be synced
 	done    chan struct{}
 	err     error
+	// then holds the callbacks of AppendThen, run once the batch is
+	// written and synced (or failed).
+	then []func(error)
 }
 
 // Open opens the journal at path for appending, creating it with mode 0600
@@ -143,7 +146,7 @@ func (w *Writer) OpenRepair() Repair { return w.repaired }
 // one flush interval later. An error in writing it is reported by later
 // calls, since the Writer breaks.
 func (w *Writer) Append(rec []byte) error {
-	_, err := w.enqueue(rec, false)
+	_, err := w.enqueue(rec, false, nil)
 	return err
 }
 
@@ -153,11 +156,22 @@ func (w *Writer) Append(rec []byte) error {
 // If ctx is done first, AppendSync returns ctx.Err(), but the record stays
 // queued and may still become durable.
 func (w *Writer) AppendSync(ctx context.Context, rec []byte) error {
-	b, err := w.enqueue(rec, true)
+	b, err := w.enqueue(rec, true, nil)
 	if err != nil {
 		return err
 	}
 	return w.wait(ctx, b)
+}
+
+// AppendThen queues rec like AppendSync but returns at once: then is called
+// with the outcome once the record is on disk, or could not get there. It
+// runs on the journal's own goroutine, so it must not block; it is how a
+// caller that must not wait for an fsync (a worker with the next call to
+// start) still learns that its record is durable.
+func (w *Writer) AppendThen(rec []byte, then func(error)) {
+	if _, err := w.enqueue(rec, true, then); err != nil {
+		then(err)
+	}
 }
 
 // Flush waits until every record appended so far is durable.
@@ -199,7 +213,7 @@ func (w *Writer) Close() error {
 	return err
 }
 
-func (w *Writer) enqueue(rec []byte, durable bool) (*batch, error) {
+func (w *Writer) enqueue(rec []byte, durable bool, then func(error)) (*batch, error) {
 	if err := checkRecord(rec); err != nil {
 		return nil, err
 	}
@@ -213,6 +227,9 @@ func (w *Writer) enqueue(rec []byte, durable bool) (*batch, error) {
 	b.buf.Write(rec)
 	b.buf.WriteByte('\n')
 	b.records++
+	if then != nil {
+		b.then = append(b.then, then)
+	}
 	// Only the first record that needs a sync has to wake the commit
 	// loop; the others ride along in the same batch.
 	kick := durable && !b.durable

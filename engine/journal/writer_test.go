@@ -346,3 +346,35 @@ func TestOpenTakesOneOptions(t *testing.T) {
 		t.Error("Open accepted two Options")
 	}
 }
+
+// AppendThen reports durability through its callback, and records queued
+// together share an fsync just as AppendSync's do.
+func TestAppendThen(t *testing.T) {
+	path := tempJournal(t)
+	w := openT(t, path, Options{})
+	const n = 200
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		w.AppendThen([]byte(fmt.Sprintf(`{"i":%d}`, i)), func(err error) { errs <- err })
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := w.Stats()
+	if st.Records != n || st.Fsyncs >= n {
+		t.Fatalf("stats %+v: want %d records sharing fewer fsyncs", st, n)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.AppendThen([]byte(`{}`), func(err error) { errs <- err })
+	if err := <-errs; !errors.Is(err, ErrClosed) {
+		t.Fatalf("AppendThen after Close: %v, want ErrClosed", err)
+	}
+	recs, _, err := ReadAll(path)
+	if err != nil || len(recs) != n {
+		t.Fatalf("%d records read back (%v), want %d", len(recs), err, n)
+	}
+}
