@@ -459,7 +459,7 @@ func TestRecovery(t *testing.T) {
 		if string(saved) != string(torn) {
 			t.Errorf("the side file holds %q, want the torn bytes %q", saved, torn)
 		}
-		recs, tail = readJournal(t, k.journal)
+		_, tail = readJournal(t, k.journal)
 		if len(tail) != 0 {
 			t.Errorf("the journal still ends with a torn line: %q", tail)
 		}
@@ -633,7 +633,7 @@ return [a, await agent('Second step [simulate:ratelimit]')]
 		if o.Status != "paused" || !strings.Contains(o.PauseReason, "rate limit") {
 			t.Fatalf("want a run paused by the rate limit:\n%s", r)
 		}
-		r = e.dwOK("stop", o.RunID)
+		e.dwOK("stop", o.RunID)
 		if s := e.listed(o.RunID); s.Status != "stopped" {
 			t.Fatalf("after stop, list --json shows %q", s.Status)
 		}
