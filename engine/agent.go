@@ -32,13 +32,13 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 	path := sc.callPath("agent")
 	if n := r.agents.Add(1); n > int64(r.opts.MaxAgents) {
 		r.limitHit("agents", fmt.Sprintf("agent call %d is over the cap of %d agents per run", n, r.opts.MaxAgents))
-		go done(nil, newError("AGENT_LIMIT", ErrAgentLimit,
+		done(nil, newError("AGENT_LIMIT", ErrAgentLimit,
 			fmt.Sprintf("agent(): the run reached its cap of %d agents (nested workflows included); raise --max-agents to allow more", r.opts.MaxAgents)))
 		return
 	}
 	schema, err := r.rt.schemas.get(opts.Schema)
 	if err != nil {
-		go done(nil, newError("BAD_SCHEMA", ErrSchemaInvalid, err.Error()))
+		done(nil, newError("BAD_SCHEMA", ErrSchemaInvalid, err.Error()))
 		return
 	}
 	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
@@ -61,13 +61,13 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 		r.replayed.Add(1)
 		r.spent.Add(p.usage.Total())
 		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase})
-		go done(p.result, nil)
+		done(p.result, nil)
 		return
 	}
 	r.calls.Add(1)
 	if !r.sched.submit(c) {
 		r.calls.Done()
-		go done(nil, context.Cause(r.ctx))
+		done(nil, context.Cause(r.ctx))
 	}
 }
 
@@ -242,7 +242,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 			return out
 		}
 		if c.schema == nil {
-			out.value, _ = json.Marshal(res.Text)
+			out.value = appendString(nil, res.Text)
 			return out
 		}
 		answer := res.Text

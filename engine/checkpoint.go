@@ -29,7 +29,7 @@ func (r *Run) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, d
 	fp := fingerprint(fingerprintInput{Kind: "checkpoint", Prompt: req.Prompt, Schema: shape})
 	if p, ok := r.replay.lookup(sc, path, fp, f.mode); ok {
 		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
-		go done(p.result, nil)
+		done(p.result, nil)
 		return
 	}
 	r.calls.Add(1)

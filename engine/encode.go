@@ -12,8 +12,13 @@ import (
 // (same field names, omitted empty fields), without reflection: two records
 // per agent call made json.Marshal a tenth of the engine's cost per call.
 // Decoding stays with encoding/json; TestRecordEncoding holds the two
-// together.
+// together. The few records written once per execution (run, resume,
+// script, end) go through encoding/json whole: handing their headers to it
+// from here would make every call's record escape to the heap.
 func appendRecord(b []byte, rec *record) []byte {
+	if rec.Run != nil || rec.Resume != nil || rec.Script != nil || rec.End != nil {
+		return appendRareRecord(b, *rec)
+	}
 	w := objWriter{b: b}
 	w.open()
 	w.int("seq", rec.Seq)
@@ -21,15 +26,6 @@ func appendRecord(b []byte, rec *record) []byte {
 	w.int("t", rec.Time)
 	if rec.Epoch != 0 {
 		w.int("epoch", int64(rec.Epoch))
-	}
-	if rec.Run != nil {
-		w.json("run", rec.Run)
-	}
-	if rec.Resume != nil {
-		w.json("resume", rec.Resume)
-	}
-	if rec.Script != nil {
-		w.json("script", rec.Script)
 	}
 	w.strOmit("path", rec.Path)
 	w.strOmit("kind", rec.Kind)
@@ -83,11 +79,19 @@ func appendRecord(b []byte, rec *record) []byte {
 	}
 	w.strOmit("level", rec.Level)
 	w.strOmit("message", rec.Message)
-	if rec.End != nil {
-		w.json("end", rec.End)
-	}
 	w.close()
 	return w.b
+}
+
+// appendRareRecord encodes a once-per-execution record; it takes a copy so
+// that what escapes is the copy, not the caller's record.
+func appendRareRecord(b []byte, rec record) []byte {
+	data, err := json.Marshal(&rec)
+	if err != nil {
+		// Plain data only; a failure is a programming error.
+		panic("encode journal record: " + err.Error())
+	}
+	return append(b, data...)
 }
 
 // objWriter appends JSON objects; first tracks whether a comma is due.
@@ -137,17 +141,6 @@ func (w *objWriter) rawOmit(k string, v json.RawMessage) {
 		w.key(k)
 		w.b = append(w.b, v...)
 	}
-}
-
-// json appends the rare, once-per-execution records with encoding/json.
-func (w *objWriter) json(k string, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		// Plain data only; a failure is a programming error.
-		panic("encode journal record: " + err.Error())
-	}
-	w.key(k)
-	w.b = append(w.b, data...)
 }
 
 func (w *objWriter) usage(u executors.Usage) {

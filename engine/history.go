@@ -30,6 +30,27 @@ type history struct {
 	repair journal.Repair
 }
 
+// foldRecord is the part of a record a resume needs. Prompts, transcripts
+// and logs are skipped, not decoded: a 10,000-call journal is read in
+// well under a second.
+type foldRecord struct {
+	Seq         int64            `json:"seq"`
+	Type        string           `json:"type"`
+	Time        int64            `json:"t"`
+	Epoch       int              `json:"epoch"`
+	Run         *runHeader       `json:"run"`
+	Resume      *resumeHeader    `json:"resume"`
+	Script      *scriptRecord    `json:"script"`
+	Path        string           `json:"path"`
+	Fingerprint string           `json:"fp"`
+	Result      json.RawMessage  `json:"result"`
+	Usage       *executors.Usage `json:"usage"`
+	Answer      *struct {
+		Source string `json:"source"`
+	} `json:"answer"`
+	End *endInfo `json:"end"`
+}
+
 // loadHistory reads and folds the journal at path, repairing a torn tail.
 func loadHistory(path string) (*history, error) {
 	h := &history{children: map[string]*scriptRecord{}, replay: newReplayIndex()}
@@ -37,7 +58,7 @@ func loadHistory(path string) (*history, error) {
 	line := 0
 	repair, err := journal.Scan(path, func(b []byte) error {
 		line++
-		var r record
+		var r foldRecord
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fmt.Errorf("%s: line %d: %w", path, line, err)
 		}

@@ -19,13 +19,13 @@ import (
 func (r *Run) startWorkflow(f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
 	elem := sc.next("wf")
 	if f.depth >= 1 {
-		go done(nil, newError("NESTING", ErrNesting,
+		done(nil, newError("NESTING", ErrNesting,
 			fmt.Sprintf("workflow(%q): a workflow started by workflow() cannot start another; move the call to the parent", ref)))
 		return
 	}
 	script, err := r.rt.ResolveWorkflow(ref, filepath.Dir(f.script.Path()))
 	if err != nil {
-		go done(nil, fmt.Errorf("workflow(%q): %w", ref, err))
+		done(nil, fmt.Errorf("workflow(%q): %w", ref, err))
 		return
 	}
 	framePath := sc.path + "/" + elem + ":" + pathSafe(script.Meta().Name)

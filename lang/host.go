@@ -85,9 +85,11 @@ type Scope interface {
 // that scope, so a host must call every Env method on the script's own thread
 // in program order. The three calls that take time (Agent, Checkpoint,
 // Workflow) therefore return at once, after fixing the call's identity, and
-// report their answer later through done, which the engine calls exactly
-// once from another goroutine. A single-threaded host hands that answer back
-// to its interpreter thread; a host with blocking builtins waits for it.
+// report their answer through done, which the engine calls exactly once:
+// before the method returns when the answer is at hand (a call replayed
+// from the journal, a limit), otherwise later from another goroutine. A
+// single-threaded host queues the answer for its interpreter thread; a host
+// with blocking builtins waits for it.
 type Env interface {
 	// Args is the run's args as JSON, or nil when the run has none.
 	Args() json.RawMessage
@@ -124,7 +126,8 @@ type Env interface {
 	Budget() Budget
 }
 
-// Done receives the answer of a call started through Env. It must not block.
+// Done receives the answer of a call started through Env. It must not block
+// and must not call back into Env.
 type Done func(answer json.RawMessage, err error)
 
 // Budget is the script-facing view of the run's token budget.
