@@ -154,19 +154,27 @@ func (s *Subscription) deliver(ev Event) {
 	}
 }
 
-// StartedPayload comes with run.started and run.resumed.
+// StartedPayload comes with run.started and run.resumed. A resume says
+// which rule it applied and the script hashes before and after.
 type StartedPayload struct {
-	Name   string `json:"name"`
-	Script string `json:"script"`
-	Rule   string `json:"rule,omitempty"`
-	Epoch  int    `json:"epoch,omitempty"`
+	Name    string `json:"name"`
+	Script  string `json:"script"`
+	Rule    string `json:"rule,omitempty"`
+	Epoch   int    `json:"epoch,omitempty"`
+	OldHash string `json:"oldHash,omitempty"`
+	NewHash string `json:"newHash,omitempty"`
 }
 
-// StatusPayload comes with run.status: how an execution ended.
+// StatusPayload comes with run.status: how an execution ended, and how
+// many of its calls were replayed from the journal or ran live.
 type StatusPayload struct {
 	Status      Status `json:"status"`
 	PauseReason string `json:"pauseReason,omitempty"`
 	Error       string `json:"error,omitempty"`
+	Epoch       int    `json:"epoch"`
+	Replayed    int    `json:"replayed"`
+	Live        int    `json:"live"`
+	Failed      int    `json:"failed"`
 }
 
 // CallPayload comes with the call.* events.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,7 +76,30 @@ type Run struct {
 	endedAt     time.Time
 	result      json.RawMessage
 	err         error
+	files       []string // every file this execution pulled in
 	done        chan struct{}
+}
+
+// Files lists every file the execution depends on: the script, what it
+// loaded, and the child workflows it ran (or tried to). Watch mode follows
+// them.
+func (r *Run) Files() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.files)
+}
+
+func (r *Run) noteFiles(paths ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range paths {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if !slices.Contains(r.files, p) {
+			r.files = append(r.files, p)
+		}
+	}
 }
 
 // ID returns the run's id.
@@ -272,7 +297,8 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	}
 	r.lease.Release()
 	r.rt.forget(r)
-	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Error: end.Error})
+	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Error: end.Error,
+		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed})
 }
 
 // fail ends the run because its state can no longer be written.

@@ -91,6 +91,9 @@ func (rt *Runtime) Hosts() *lang.Registry { return rt.cfg.Hosts }
 // Store is the project's durable state.
 func (rt *Runtime) Store() *store.Store { return rt.store }
 
+// Executors is the executor set agent calls run on.
+func (rt *Runtime) Executors() *executors.Set { return rt.cfg.Executors }
+
 // StartRequest starts a new run.
 type StartRequest struct {
 	Script  lang.Script
@@ -157,6 +160,7 @@ func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script
 		createdAt: created, startedAt: started, done: make(chan struct{}),
 	}
 	r.main = newFrame(r, "", 0, mode, script, args, false, "")
+	r.noteFiles(script.Files()...)
 	rt.mu.Lock()
 	rt.runs[id] = r
 	rt.mu.Unlock()
@@ -291,7 +295,8 @@ func (rt *Runtime) resumeLeased(id string, paths store.Paths, lease *store.Lease
 		rt.abandon(r)
 		return nil, err
 	}
-	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: mode.String(), Epoch: r.epoch})
+	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: mode.String(), Epoch: r.epoch,
+		OldHash: h.scriptHash, NewHash: script.Hash()})
 	go r.execute()
 	return r, nil
 }

@@ -25,9 +25,16 @@ func (r *Run) startWorkflow(f *frame, sc *scope, ref string, args json.RawMessag
 	}
 	script, err := r.rt.ResolveWorkflow(ref, filepath.Dir(f.script.Path()))
 	if err != nil {
+		// A child with a syntax error is still a file the run depends on:
+		// watch mode must see its next save.
+		var le *lang.Error
+		if errors.As(err, &le) && le.File != "" {
+			r.noteFiles(le.File)
+		}
 		done(nil, fmt.Errorf("workflow(%q): %w", ref, err))
 		return
 	}
+	r.noteFiles(script.Files()...)
 	framePath := sc.path + "/" + elem + ":" + pathSafe(script.Meta().Name)
 	mode := f.mode
 	if prev := r.children[framePath]; prev != nil && mode != fresh {

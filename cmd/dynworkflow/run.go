@@ -14,6 +14,7 @@ import (
 
 func (a *app) runCommand() *cobra.Command {
 	var of optionFlags
+	var watchFiles bool
 	cmd := &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run a workflow script, or a saved workflow by name",
@@ -51,9 +52,13 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			if err != nil {
 				return err
 			}
+			if watchFiles {
+				return a.watchRun(cmd.Context(), rt, r)
+			}
 			return a.follow(cmd.Context(), rt, r)
 		},
 	}
+	cmd.Flags().BoolVar(&watchFiles, "watch", false, "re-run the workflow each time its files are saved, replaying what did not change")
 	of.register(cmd.Flags())
 	return cmd
 }
