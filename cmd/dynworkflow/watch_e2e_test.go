@@ -1,0 +1,43 @@
+package main_test
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// run --watch: a save re-runs the workflow, replaying what did not change
+// and saying so; a save that does not load is reported and changes
+// nothing; Ctrl-C while watching leaves the last outcome as the exit code.
+func TestRunWatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const script = `export const meta = { name: 'watched', description: 'three sequential calls' }
+const a = await agent('first')
+const b = await agent('second')
+return [a, b, await agent('third VERSION')]
+`
+	path := e.write("w.workflow.js", strings.Replace(script, "VERSION", "v1", 1))
+	p := e.start("run", "w.workflow.js", "--watch")
+	if !p.waitStderr("save to re-run") {
+		t.Fatalf("the first execution did not finish:\n%s", p.stderr.String())
+	}
+	if err := os.WriteFile(path, []byte("export const meta = { name: 'watched' }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !p.waitStderr("not reloaded") || !strings.Contains(p.stderr.String(), "w.workflow.js:1") {
+		t.Fatalf("a bad save should be reported with its position:\n%s", p.stderr.String())
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(script, "VERSION", "v2", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !p.waitStderr("reload 1: 2 calls replayed, 1 ran live") {
+		t.Fatalf("no reload report:\n%s", p.stderr.String())
+	}
+	waitUntil(t, "the new result on stdout", func() bool { return strings.Contains(p.stdout.String(), "third v2") })
+	p.signal(syscall.SIGINT)
+	if r := p.wait(); r.code != 0 {
+		t.Fatalf("Ctrl-C after a completed reload: exit %d, want 0\n%s", r.code, r)
+	}
+}
