@@ -13,6 +13,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/jsvm"
 	"github.com/dynworkflow/dynworkflow/lang"
+	"github.com/dynworkflow/dynworkflow/lang/star"
 )
 
 // app holds the global flags and the streams of one invocation.
@@ -50,7 +51,7 @@ func (a *app) stateRoot() (string, error) {
 
 // hosts is every script language this build knows.
 func hosts() *lang.Registry {
-	return lang.NewRegistry(jsvm.New())
+	return lang.NewRegistry(jsvm.New(), star.New())
 }
 
 // runtime opens the project's store and a runtime over it.

@@ -1,0 +1,219 @@
+package star
+
+import (
+	"fmt"
+	"sync"
+
+	"go.starlark.net/starlark"
+
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// parallel and pipeline fan out. Every branch runs on its own thread in its
+// own goroutine, with its own scope on the thread, and takes the
+// interpreter lock to run; the caller lets go of the lock until every
+// branch is done.
+//
+// What the branches are given, functions and items, is frozen first, and
+// with a function everything it captures: branches interleave in an order
+// that depends on which agent answers first, so state two of them could
+// change would make a resumed run differ from the first. A branch that
+// mutates such state fails with Starlark's own error ("cannot append to
+// frozen list"); values a branch makes itself are its own to change.
+
+// parallel(fns) calls every function with no arguments; parallel(items, fn)
+// calls fn(item, index) for every item (fn(item) when fn takes one
+// parameter), which cannot fall into the late binding of a lambda built in
+// a loop. Results come back in input order once all branches are done; a
+// branch that fails gives None and is reported to the engine.
+func (r *run) parallel(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	scope, err := scopeOf(th, b.Name())
+	if err != nil {
+		return nil, err
+	}
+	if len(kwargs) > 0 {
+		return nil, fmt.Errorf("parallel() takes no keyword arguments")
+	}
+	type branch struct {
+		fn   starlark.Callable
+		args starlark.Tuple
+	}
+	var branches []branch
+	switch len(args) {
+	case 1:
+		fns, err := elements("parallel()", "a list of functions", args[0])
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range fns {
+			fn, ok := v.(starlark.Callable)
+			if !ok {
+				return nil, fmt.Errorf("parallel(): item %d is %s, not a function; pass items and a function instead: parallel(items, lambda item, i: agent(...))", i, typeOf(v))
+			}
+			branches = append(branches, branch{fn: fn})
+		}
+	case 2:
+		items, err := elements("parallel()", "a list of items", args[0])
+		if err != nil {
+			return nil, err
+		}
+		fn, ok := args[1].(starlark.Callable)
+		if !ok {
+			return nil, fmt.Errorf("parallel(items, fn): fn is %s, not a function", typeOf(args[1]))
+		}
+		for i, item := range items {
+			branches = append(branches, branch{fn: fn, args: fit(fn, item, starlark.MakeInt(i))})
+		}
+	default:
+		return nil, fmt.Errorf("parallel() takes a list of functions, or a list of items and a function, not %d arguments", len(args))
+	}
+	for _, br := range branches {
+		br.fn.Freeze()
+		br.args.Freeze()
+	}
+	scopes, err := r.env.Parallel(scope, len(branches))
+	if err != nil {
+		return nil, err
+	}
+	results, err := r.fanOut(scopes, func(i int) (starlark.Value, error) {
+		th, release := r.newThread(fmt.Sprintf("%s/%d", th.Name, i), scopes[i])
+		defer release()
+		return starlark.Call(th, branches[i].fn, branches[i].args, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return starlark.NewList(results), nil
+}
+
+// pipeline(items, stage, ...) sends every item through the stages on its
+// own: stage k+1 of an item starts as soon as its stage k is done, whatever
+// the other items are doing. A stage is called as stage(prev, item, index),
+// or with as many of those as it takes, where prev is the item itself for
+// the first stage. A stage that fails makes its item None and skips the
+// item's remaining stages.
+func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	scope, err := scopeOf(th, b.Name())
+	if err != nil {
+		return nil, err
+	}
+	if len(kwargs) > 0 {
+		return nil, fmt.Errorf("pipeline() takes no keyword arguments")
+	}
+	if len(args) == 0 {
+		return nil, fmt.Errorf("pipeline() takes a list of items and then the stage functions")
+	}
+	items, err := elements("pipeline()", "a list of items first", args[0])
+	if err != nil {
+		return nil, err
+	}
+	if len(args) < 2 {
+		return nil, fmt.Errorf("pipeline() needs at least one stage: pipeline(items, lambda item: agent(...))")
+	}
+	stages := make([]starlark.Callable, len(args)-1)
+	for k, v := range args[1:] {
+		fn, ok := v.(starlark.Callable)
+		if !ok {
+			return nil, fmt.Errorf("pipeline(): stage %d is %s, not a function", k, typeOf(v))
+		}
+		fn.Freeze()
+		stages[k] = fn
+	}
+	for _, item := range items {
+		item.Freeze()
+	}
+	itemScopes, err := r.env.Pipeline(scope, len(items), len(stages))
+	if err != nil {
+		return nil, err
+	}
+	results, err := r.fanOut(itemScopes, func(i int) (starlark.Value, error) {
+		prev := items[i]
+		for k, stage := range stages {
+			sc := r.env.Stage(itemScopes[i], k)
+			th, release := r.newThread(fmt.Sprintf("%s/%d/s%d", th.Name, i, k), sc)
+			v, err := starlark.Call(th, stage, fit(stage, prev, items[i], starlark.MakeInt(i)), nil)
+			release()
+			if err != nil {
+				return nil, err
+			}
+			prev = v
+		}
+		return prev, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return starlark.NewList(results), nil
+}
+
+// fanOut runs body(i) for every scope, each in its own goroutine under the
+// interpreter lock, and waits for all of them with the lock released. A
+// body that fails gives None, and the engine hears why, unless the run is
+// stopping: then the fan-out fails too.
+func (r *run) fanOut(scopes []lang.Scope, body func(i int) (starlark.Value, error)) ([]starlark.Value, error) {
+	results := make([]starlark.Value, len(scopes))
+	var wg sync.WaitGroup
+	wg.Add(len(scopes))
+	for i := range scopes {
+		go func() {
+			defer wg.Done()
+			r.lock.Lock()
+			defer r.lock.Unlock()
+			v, err := body(i)
+			if err != nil {
+				v = starlark.None
+				if r.ctx.Err() == nil {
+					r.env.BranchFailed(scopes[i], r.scriptError(err))
+				}
+			}
+			results[i] = v
+		}()
+	}
+	r.lock.Unlock()
+	wg.Wait()
+	r.lock.Lock()
+	if r.ctx.Err() != nil {
+		return nil, r.stopped()
+	}
+	return results, nil
+}
+
+// elements lists the elements of a list, tuple or other iterable.
+func elements(fn, want string, v starlark.Value) ([]starlark.Value, error) {
+	seq, ok := v.(starlark.Iterable)
+	if !ok {
+		return nil, fmt.Errorf("%s takes %s, not %s", fn, want, typeOf(v))
+	}
+	if _, isDict := v.(*starlark.Dict); isDict {
+		return nil, fmt.Errorf("%s takes %s, not a dict; pass d.items() or d.keys()", fn, want)
+	}
+	var out []starlark.Value
+	if n := starlark.Len(v); n > 0 {
+		out = make([]starlark.Value, 0, n)
+	}
+	it := seq.Iterate()
+	defer it.Done()
+	var x starlark.Value
+	for it.Next(&x) {
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// fit trims args to what fn accepts, so that a stage may take just
+// (prev) or (prev, item) as in JavaScript. A builtin gets the first
+// argument only, so that parallel(prompts, agent) reads as it should.
+func fit(fn starlark.Callable, args ...starlark.Value) starlark.Tuple {
+	f, ok := fn.(*starlark.Function)
+	if !ok {
+		return starlark.Tuple(args[:min(1, len(args))])
+	}
+	if f.HasVarargs() {
+		return args
+	}
+	n := f.NumParams() - f.NumKwonlyParams()
+	if f.HasKwargs() {
+		n--
+	}
+	return starlark.Tuple(args[:max(0, min(n, len(args)))])
+}

@@ -1,0 +1,232 @@
+package star
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"go.starlark.net/starlark"
+
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// The keys of the thread-local values a run puts on its threads.
+const (
+	scopeKey = "dynworkflow.scope" // the lang.Scope calls made on the thread belong to
+	fileKey  = "dynworkflow.file"  // the file whose top level the thread executes
+)
+
+// A run is one execution of a script. Every Starlark value of the run, and
+// every call into env, is touched only by a goroutine that holds lock.
+type run struct {
+	ctx    context.Context
+	script *Script
+	env    lang.Env
+
+	// lock is the run's interpreter lock. It is held while Starlark code
+	// runs and released only while a builtin waits for the engine, so
+	// branches take turns, and env sees one call at a time in each scope's
+	// program order.
+	lock sync.Mutex
+
+	threads     threadSet
+	predeclared starlark.StringDict
+	modules     map[string]*module // each file's globals, executed once per run
+}
+
+// A module is a file's top level, executed: its frozen globals, or why it
+// failed.
+type module struct {
+	globals starlark.StringDict
+	err     error
+}
+
+func newRun(ctx context.Context, s *Script, env lang.Env) *run {
+	return &run{ctx: ctx, script: s, env: env, modules: map[string]*module{}}
+}
+
+// run executes the main file's top level, then main(args), and returns
+// main's result as JSON.
+func (r *run) run() (json.RawMessage, error) {
+	if r.ctx.Err() != nil {
+		return nil, r.stopped()
+	}
+	// The engine stops a run (to pause it, or for good) by cancelling ctx.
+	// Thread.Cancel is safe from any goroutine and breaks even a thread in
+	// a loop that never calls a builtin.
+	defer context.AfterFunc(r.ctx, func() { r.threads.cancelAll("the run was stopped") })()
+
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	r.predeclared = r.builtins()
+	globals, err := r.exec(r.script.path)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	main, ok := globals["main"].(starlark.Callable)
+	if !ok {
+		return nil, &lang.Error{File: r.script.path, Message: fmt.Sprintf("main must be a function, not %s", typeOf(globals["main"])),
+			Hint: "define def main(args): and return the workflow's result from it"}
+	}
+	args, err := fromJSON(r.env.Args())
+	if err != nil {
+		return nil, &lang.Error{File: r.script.path, Message: "the run's args are not valid JSON: " + err.Error()}
+	}
+	th, release := r.newThread("main", r.env.Root())
+	defer release()
+	result, err := starlark.Call(th, main, fit(main, args), nil)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	out, err := toJSON(result)
+	if err != nil {
+		return nil, &lang.Error{File: r.script.path, Message: "the workflow's result cannot be turned into JSON: " + err.Error(),
+			Hint: "return plain data: dicts, lists, strings, numbers, booleans and None"}
+	}
+	return out, nil
+}
+
+// exec executes the top level of the file at path, once per run, and
+// freezes its globals: whatever a module defines is shared by every
+// branch, so nothing in it may change once it is loaded.
+func (r *run) exec(path string) (starlark.StringDict, error) {
+	if m, ok := r.modules[path]; ok {
+		return m.globals, m.err
+	}
+	th, release := r.newThread("load "+path, nil)
+	th.SetLocal(fileKey, path)
+	globals, err := r.script.files[path].prog.Init(th, r.predeclared)
+	release()
+	globals.Freeze()
+	r.modules[path] = &module{globals, err}
+	return globals, err
+}
+
+// load implements load() for a thread executing a file's top level. The
+// targets were resolved, read and compiled when the script was loaded.
+func (r *run) load(th *starlark.Thread, name string) (starlark.StringDict, error) {
+	from, _ := th.Local(fileKey).(string)
+	f := r.script.files[from]
+	if f == nil || f.loads[name] == "" {
+		return nil, fmt.Errorf("load(%q) outside a file's top level", name)
+	}
+	globals, err := r.exec(f.loads[name])
+	if err != nil {
+		// Starlark reports a failed load at the load statement; keep the
+		// position in the loaded file, which is where the fix goes.
+		return nil, loadFailure{r.scriptError(err)}
+	}
+	return globals, nil
+}
+
+// newThread makes a thread for calls in scope (nil while a file's top
+// level runs) and registers it for cancellation; release unregisters it.
+func (r *run) newThread(name string, scope lang.Scope) (th *starlark.Thread, release func()) {
+	th = &starlark.Thread{Name: name, Load: r.load, Print: r.print}
+	th.SetMaxExecutionSteps(r.script.maxSteps)
+	th.OnMaxSteps = func(th *starlark.Thread) { th.Cancel(stepLimitReason(r.script.maxSteps)) }
+	th.SetLocal(scopeKey, scope)
+	r.threads.add(th)
+	return th, func() { r.threads.remove(th) }
+}
+
+// scopeOf returns the scope of the calls made on th. On a thread that runs
+// a file's top level there is none: the work belongs in main.
+func scopeOf(th *starlark.Thread, fn string) (lang.Scope, error) {
+	if s, ok := th.Local(scopeKey).(lang.Scope); ok && s != nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("%s() can only be called once main(args) runs, not while a file loads", fn)
+}
+
+// answer is what the engine reported through a lang.Done.
+type answer struct {
+	res json.RawMessage
+	err error
+}
+
+// await starts a call through the engine and waits for its answer. The
+// call's identity is fixed by start, on this thread, in program order; the
+// interpreter lock is released only while waiting, so other branches run
+// meanwhile. A replayed call answers before start returns, and then the
+// lock is never let go.
+func (r *run) await(start func(done lang.Done)) (json.RawMessage, error) {
+	ch := make(chan answer, 1)
+	start(func(res json.RawMessage, err error) { ch <- answer{res, err} })
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	default:
+	}
+	r.lock.Unlock()
+	defer r.lock.Lock()
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	case <-r.ctx.Done():
+		return nil, r.stopped()
+	}
+}
+
+// print sends Starlark's print() to the run's log.
+func (r *run) print(th *starlark.Thread, msg string) {
+	scope, err := scopeOf(th, "print")
+	if err != nil {
+		scope = r.env.Root()
+	}
+	r.env.Log(scope, "info", msg)
+}
+
+// stopped is the error of a run whose ctx is done. It wraps both the cause
+// the engine gave (pause, stop) and ctx.Err(), for errors.Is.
+func (r *run) stopped() error {
+	cause, err := context.Cause(r.ctx), r.ctx.Err()
+	if cause == nil || cause == err {
+		return fmt.Errorf("workflow script stopped: %w", err)
+	}
+	return fmt.Errorf("workflow script stopped: %w (%w)", cause, err)
+}
+
+// fail turns an error that ended main (or a file's top level) into the
+// error Run returns.
+func (r *run) fail(err error) error {
+	if r.ctx.Err() != nil {
+		return r.stopped()
+	}
+	return r.scriptError(err)
+}
+
+// threadSet holds the run's live threads, so that a stop can cancel each.
+type threadSet struct {
+	mu     sync.Mutex
+	live   map[*starlark.Thread]struct{}
+	reason string // set once the run is stopping
+}
+
+func (s *threadSet) add(th *starlark.Thread) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reason != "" {
+		th.Cancel(s.reason)
+	}
+	if s.live == nil {
+		s.live = map[*starlark.Thread]struct{}{}
+	}
+	s.live[th] = struct{}{}
+}
+
+func (s *threadSet) remove(th *starlark.Thread) {
+	s.mu.Lock()
+	delete(s.live, th)
+	s.mu.Unlock()
+}
+
+func (s *threadSet) cancelAll(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reason = reason
+	for th := range s.live {
+		th.Cancel(reason)
+	}
+}
