@@ -16,6 +16,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/jsvm"
 	"github.com/dynworkflow/dynworkflow/lang"
+	"github.com/dynworkflow/dynworkflow/lang/star"
 )
 
 // session is a watched run over real files in a temporary project.
@@ -70,7 +71,7 @@ func start(t *testing.T, sim simulate.Config, files map[string]string, main stri
 	return s
 }
 
-func hosts() *lang.Registry { return lang.NewRegistry(jsvm.New()) }
+func hosts() *lang.Registry { return lang.NewRegistry(jsvm.New(), star.New()) }
 
 func write(t *testing.T, path, text string) {
 	t.Helper()
@@ -163,16 +164,36 @@ return await pipeline(items,
   (built, item) => agent('STAGE3 test ' + item))
 `
 
+const starPipeline = `meta = {"name": "watched", "description": "a 20 x 3 pipeline"}
+
+def main(args):
+    items = ["item-%d" % i for i in range(20)]
+    return pipeline(items,
+        lambda item: agent("plan " + item),
+        lambda plan, item: agent("build " + item + " from " + plan),
+        lambda built, item: agent("STAGE3 test " + item))
+`
+
 // Editing the stage-3 prompt while stage 1 runs resumes the run with the
 // new script: no finished stage-1/2 call runs again, every stage-3 call
-// uses the new prompt, and the counts reported match the journal.
+// uses the new prompt, and the counts reported match the journal. In both
+// languages.
 func TestEditStage3WhileStage1Runs(t *testing.T) {
+	for file, script := range map[string]string{"p.workflow.js": pipeline, "p.workflow.star": starPipeline} {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			editStage3(t, file, script)
+		})
+	}
+}
+
+func editStage3(t *testing.T, file, script string) {
 	s := start(t, simulate.Config{MinLatency: 10 * time.Millisecond, MaxLatency: 40 * time.Millisecond, Seed: 7},
-		map[string]string{"p.workflow.js": pipeline}, "p.workflow.js")
+		map[string]string{file: script}, file)
 	sub := s.rt.Events().Subscribe(64, func(e engine.Event) bool { return e.Type == engine.EventCallFinished })
 	<-sub.C
 	sub.Close()
-	write(t, filepath.Join(s.dir, "p.workflow.js"), strings.Replace(pipeline, "STAGE3 test", "STAGE3 verify", 1))
+	write(t, filepath.Join(s.dir, file), strings.Replace(script, "STAGE3 test", "STAGE3 verify", 1))
 	out := s.ended(1)
 	if out.Status != engine.StatusCompleted {
 		t.Fatalf("status %s: %s", out.Status, out.Error)
@@ -310,5 +331,33 @@ return await parallel(Array.from({ length: args.n }, (_, i) => () => agent('chil
 	write(t, filepath.Join(s.dir, "parent.workflow.js"), strings.Replace(parent, "parent call", "parent call, marked", 1))
 	if out := s.ended(2); !strings.Contains(string(out.Result), "marked") {
 		t.Fatalf("reload 2 ran %s, not the parent's edit: the unrelated file reloaded", out.Result)
+	}
+}
+
+// Starlark workflows reload the same way, and so does an edit to a file
+// they load(); an unrelated file beside it does not.
+func TestStarlarkLoadedHelperReloads(t *testing.T) {
+	main := `load("lib/prompts.star", "PREFIX")
+
+meta = {"name": "starred", "description": "loads its prompts"}
+
+def main(args):
+    a = agent("first")
+    return [a, agent(PREFIX + " second")]
+`
+	s := start(t, simulate.Config{}, map[string]string{
+		"s.workflow.star": main, "lib/prompts.star": `PREFIX = "v1"` + "\n", "lib/notes.txt": "unrelated",
+	}, "s.workflow.star")
+	s.ended(0)
+	write(t, filepath.Join(s.dir, "lib/prompts.star"), `PREFIX = "v2"`+"\n")
+	out := s.ended(1)
+	if out.Stats.Replayed != 1 || out.Stats.Live != 1 || !strings.Contains(string(out.Result), "v2 second") {
+		t.Fatalf("after the helper edit: %+v %s, want the call using it live and the other replayed", out.Stats, out.Result)
+	}
+	write(t, filepath.Join(s.dir, "lib/notes.txt"), "still unrelated")
+	s.noReload(3 * watch.DefaultDebounce)
+	write(t, filepath.Join(s.dir, "s.workflow.star"), strings.Replace(main, `agent("first")`, `agent("first, edited")`, 1))
+	if out := s.ended(2); !strings.Contains(string(out.Result), "first, edited") {
+		t.Fatalf("reload 2 ran %s, not the edit of the main file", out.Result)
 	}
 }
