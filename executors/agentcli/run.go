@@ -1,0 +1,91 @@
+package agentcli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/executors/proc"
+)
+
+// Parser reads one CLI's output stream.
+type Parser interface {
+	// Line takes one line of standard output, as it arrives.
+	Line(line []byte)
+	// Finish turns the whole stream and the exit into a result, or a
+	// classified error. It is not called when the call was stopped.
+	Finish(exit proc.Exit) (executors.Result, error)
+	// Partial is what is known when the call was stopped: the usage and
+	// history so far.
+	Partial() executors.Result
+}
+
+// Call is one run of the CLI.
+type Call struct {
+	Args []string
+	// Stdin is the prompt, sent on standard input, which is then closed.
+	Stdin []byte
+	Dir   string
+	// Extra environment for this call only.
+	Env []string
+}
+
+// Run runs the CLI for req and parses its output with p. When ctx ends
+// first, the child's group is stopped and Run returns the context's error
+// with the usage seen so far, so the engine counts what was spent.
+func (b *Base) Run(ctx context.Context, req executors.Request, call Call, p Parser) (executors.Result, error) {
+	path, err := b.LookPath()
+	if err != nil {
+		return executors.Result{}, err
+	}
+	env := b.environ()
+	if len(call.Env) > 0 {
+		if env == nil {
+			env = os.Environ()
+		}
+		env = append(env, call.Env...)
+	}
+	spec := proc.Spec{
+		Path: path, Args: append(append([]string(nil), b.Args...), call.Args...), Dir: call.Dir, Env: env,
+		Stdin: call.Stdin, Grace: b.Grace, Registry: b.Registry, Logger: b.Logger,
+		Name: fmt.Sprintf("%s %s %s", b.name, req.RunID, req.Path),
+	}
+	if spec.Stdin == nil {
+		spec.Stdin = []byte{}
+	}
+	ex, err := proc.Run(ctx, spec, p.Line)
+	if err != nil {
+		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: "executor " + b.name, Err: err}
+	}
+	if ex.Stopped {
+		return p.Partial(), context.Cause(ctx)
+	}
+	res, err := p.Finish(ex)
+	if err != nil {
+		b.Logger.Debug("agent CLI failed", "executor", b.name, "exit", ex.String(), "stderr", lastLines(ex.Stderr, 5), "err", err)
+	}
+	return res, err
+}
+
+// lastLines is the end of a CLI's standard error, for messages.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ExitError is the error of a CLI that exited without saying why in its
+// event stream: its exit status and the end of its standard error,
+// classified by what that says.
+func ExitError(name string, ex proc.Exit) error {
+	tail := strings.ReplaceAll(lastLines(ex.Stderr, 3), "\n", " | ")
+	msg := fmt.Sprintf("%s %s", name, ex)
+	if tail != "" {
+		msg += ": " + tail
+	}
+	return &executors.Error{Class: ClassifyMessage(tail), Message: msg}
+}

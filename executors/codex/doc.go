@@ -1,0 +1,17 @@
+// Package codex is the executor "codex": OpenAI's Codex CLI run once per
+// agent call as
+//
+//	codex exec --json --ephemeral --skip-git-repo-check -C DIR
+//	      [-m MODEL] [-c model_reasoning_effort="EFFORT"] [--output-schema FILE] -
+//
+// with the prompt on standard input (the trailing "-"), which is then
+// closed: codex exec waits forever for the end of an open pipe. It prints
+// one JSON event a line; the last agent_message item is the answer,
+// turn.completed carries the usage summed over the turn's model calls, and
+// turn.failed (with exit status 1) a failure. Codex checks no schema: the
+// engine validates the answer, as for every executor.
+//
+// Codex reads its provider, credentials, sandbox and approval policy from
+// $CODEX_HOME/config.toml (default ~/.codex); those stay the user's. Tests
+// point CODEX_HOME at a config whose provider is a fake server.
+package codex

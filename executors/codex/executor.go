@@ -1,0 +1,72 @@
+package codex
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/executors/agentcli"
+)
+
+// Name is the executor's name.
+const Name = "codex"
+
+// Executor runs agent calls on the Codex CLI. It is safe for concurrent use.
+type Executor struct {
+	agentcli.Base
+}
+
+var _ executors.Executor = (*Executor)(nil)
+
+// New returns the codex executor.
+func New(cfg agentcli.Config) *Executor {
+	return &Executor{Base: agentcli.NewBase(Name, "codex", cfg)}
+}
+
+// Run runs one call as one codex exec.
+func (e *Executor) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
+	args, cleanup, err := Args(req)
+	if err != nil {
+		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: "codex", Err: err}
+	}
+	defer cleanup()
+	p := newParser(req, observe)
+	return e.Base.Run(ctx, req, agentcli.Call{Args: args, Stdin: []byte(req.Prompt), Dir: req.Dir}, p)
+}
+
+// Args is the command line of one call. The cleanup removes the schema
+// file, if one was written.
+func Args(req executors.Request) ([]string, func(), error) {
+	args := []string{"exec", "--json", "--ephemeral", "--skip-git-repo-check"}
+	if req.Dir != "" {
+		args = append(args, "-C", req.Dir)
+	}
+	if req.Model != "" {
+		args = append(args, "-m", req.Model)
+	}
+	if effort := effortOf(req.Effort); effort != "" {
+		args = append(args, "-c", fmt.Sprintf("model_reasoning_effort=%q", effort))
+	}
+	cleanup := func() {}
+	if len(req.Schema) > 0 {
+		path, rm, err := agentcli.SchemaFile(req.Schema)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, "--output-schema", path)
+		cleanup = rm
+	}
+	return append(args, "-"), cleanup, nil
+}
+
+// effortOf maps the workflow's effort to Codex's model_reasoning_effort
+// (minimal, low, medium, high, xhigh); "max" is Codex's "xhigh".
+func effortOf(effort string) string {
+	switch effort {
+	case "max":
+		return "xhigh"
+	case "minimal", "low", "medium", "high", "xhigh":
+		return effort
+	}
+	return ""
+}

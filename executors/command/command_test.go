@@ -1,0 +1,101 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/executors/agentcli"
+)
+
+func TestParseSpec(t *testing.T) {
+	tests := []struct {
+		in       string
+		name     string
+		words    []string
+		wantFail bool
+	}{
+		{in: "mytool --json {prompt}", name: "command", words: []string{"mytool", "--json", "{prompt}"}},
+		{in: "aider=aider --yes -m '{prompt}'", name: "aider", words: []string{"aider", "--yes", "-m", "{prompt}"}},
+		{in: "tool --flag=x", name: "command", words: []string{"tool", "--flag=x"}},
+		{in: `sh -c "echo \"a b\"" 'c d' e\ f`, name: "command", words: []string{"sh", "-c", `echo "a b"`, "c d", "e f"}},
+		{in: "x='unterminated", wantFail: true},
+		{in: "   ", wantFail: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			s, err := ParseSpec(tc.in)
+			if tc.wantFail {
+				if err == nil {
+					t.Fatalf("ParseSpec(%q) = %+v, want an error", tc.in, s)
+				}
+				return
+			}
+			if err != nil || s.Name != tc.name || !reflect.DeepEqual(s.Words, tc.words) {
+				t.Fatalf("ParseSpec(%q) = %+v, %v; want %s %q", tc.in, s, err, tc.name, tc.words)
+			}
+		})
+	}
+}
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name      string
+		template  string
+		schema    string
+		wantText  string
+		wantJSON  string
+		wantUsage executors.Usage
+		wantClass *executors.Class
+	}{
+		{name: "prompt on stdin, text out", template: `sh -c 'echo "got: $(cat)"'`, wantText: "got: hello there"},
+		{name: "prompt as argument", template: `sh -c 'printf "%s|%s" "$0" "$1"' {prompt} {model}`, wantText: "hello there|m1"},
+		{name: "json out with usage", template: `sh -c 'cat >/dev/null; echo "{\"text\":\"ok\",\"usage\":{\"input_tokens\":5,\"cached_input_tokens\":1,\"output_tokens\":2}}"'`,
+			wantText: "ok", wantUsage: executors.Usage{InputTokens: 5, CachedInputTokens: 1, OutputTokens: 2}},
+		{name: "schema file and structured", template: `sh -c 'printf "{\"structured\":%s}" "$(cat "$0")"' {schema_file}`, schema: `{"type":"object"}`,
+			wantJSON: `{"type":"object"}`},
+		{name: "json error class", template: `echo '{"error":{"class":"rate-limited","message":"slow down"}}'`, wantClass: ptr(executors.RateLimited)},
+		{name: "exit 75 is transient", template: `sh -c 'exit 75'`, wantClass: ptr(executors.Transient)},
+		{name: "exit 1 is terminal", template: `sh -c 'echo boom >&2; exit 1'`, wantClass: ptr(executors.Terminal)},
+		{name: "missing binary is terminal", template: `/nonexistent/tool`, wantClass: ptr(executors.Terminal)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := ParseSpec(tc.template)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := New(spec, agentcli.Config{})
+			req := executors.Request{Prompt: "hello there", Model: "m1", Dir: t.TempDir()}
+			if tc.schema != "" {
+				req.Schema = json.RawMessage(tc.schema)
+			}
+			res, err := e.Run(context.Background(), req, nil)
+			if tc.wantClass != nil {
+				var ee *executors.Error
+				if !errors.As(err, &ee) || ee.Class != *tc.wantClass {
+					t.Fatalf("err = %v, want class %s", err, *tc.wantClass)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantJSON != "" {
+				if string(res.Structured) != tc.wantJSON {
+					t.Errorf("structured = %s, want %s", res.Structured, tc.wantJSON)
+				}
+			} else if res.Text != tc.wantText {
+				t.Errorf("text = %q, want %q", res.Text, tc.wantText)
+			}
+			if res.Usage != tc.wantUsage {
+				t.Errorf("usage = %+v, want %+v", res.Usage, tc.wantUsage)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

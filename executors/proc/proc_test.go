@@ -1,0 +1,202 @@
+package proc
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRunLinesStdinAndExit(t *testing.T) {
+	tests := []struct {
+		name      string
+		script    string
+		stdin     []byte
+		wantLines []string
+		wantCode  int
+	}{
+		{"lines", `printf 'a\nbb\n\nccc'`, nil, []string{"a", "bb", "ccc"}, 0},
+		{"stdin", `cat; echo; echo done`, []byte("from stdin"), []string{"from stdin", "done"}, 0},
+		{"no stdin is /dev/null", `cat; echo eof`, nil, []string{"eof"}, 0},
+		{"exit code", `echo x; exit 3`, nil, []string{"x"}, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			ex, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", tc.script}, Stdin: tc.stdin},
+				func(l []byte) { got = append(got, string(l)) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ex.Code != tc.wantCode || ex.Stopped {
+				t.Errorf("exit = %+v, want code %d", ex, tc.wantCode)
+			}
+			if strings.Join(got, "|") != strings.Join(tc.wantLines, "|") {
+				t.Errorf("lines = %q, want %q", got, tc.wantLines)
+			}
+		})
+	}
+}
+
+func TestRunMissingBinary(t *testing.T) {
+	if _, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope")}, nil); err == nil {
+		t.Fatal("want an error for a missing binary")
+	}
+}
+
+// TestStopSignalsTheGroup: a child that ignores SIGTERM is killed after
+// the grace period, and so is the grandchild it spawned.
+func TestStopSignalsTheGroup(t *testing.T) {
+	reg, err := OpenRegistry(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	grandchild := make(chan int, 1)
+	var ex Exit
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ex, err = Run(ctx, Spec{Path: "/bin/sh", Args: []string{"-c", `trap '' TERM; sleep 60 & echo $!; wait`},
+			Grace: 100 * time.Millisecond, Registry: reg, Name: "test"},
+			func(l []byte) {
+				pid, _ := strconv.Atoi(string(l))
+				grandchild <- pid
+			})
+	}()
+	pid := <-grandchild
+	// The entry is written right after the start, which can come after
+	// the child's first output.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(reg.Groups()) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("registry holds %v while the child runs, want one group", reg.Groups())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ex.Stopped || ex.Signal != syscall.SIGKILL {
+		t.Errorf("exit = %+v, want stopped by SIGKILL", ex)
+	}
+	waitGone(t, pid)
+	if entries, _ := os.ReadDir(reg.Dir()); len(entries) != 0 {
+		t.Errorf("registry holds %d entries after the child exited, want 0", len(entries))
+	}
+}
+
+// waitGone waits until pid is no longer a running process. A killed
+// grandchild is reparented to init, which reaps it at once; until then it
+// is a zombie, which counts as gone.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) && !zombie(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still running", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && strings.HasPrefix(string(b[i+1:]), " Z")
+}
+
+// startOrphan starts a sleeping process group as an agent CLI would be,
+// and writes the registry entry a dead owner would have left.
+func startOrphan(t *testing.T, reg *Registry, owner identity, childStart func(uint64) uint64) (exited <-chan struct{}) {
+	t.Helper()
+	cmd := exec.Command("/bin/sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	start, err := startTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := entry{Child: identity{Pid: cmd.Process.Pid, Start: childStart(start)}, Pgid: cmd.Process.Pid, Owner: owner, Name: "orphan"}
+	b, _ := json.Marshal(e)
+	if err := os.WriteFile(filepath.Join(reg.Dir(), strconv.Itoa(cmd.Process.Pid)+".json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return done
+}
+
+// deadOwner is the identity of a process that has exited.
+func deadOwner(t *testing.T) identity {
+	t.Helper()
+	cmd := exec.Command("/bin/true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return identity{Pid: cmd.Process.Pid, Start: 1}
+}
+
+func TestReap(t *testing.T) {
+	same := func(s uint64) uint64 { return s }
+	tests := []struct {
+		name       string
+		owner      func(*Registry) identity
+		childStart func(uint64) uint64
+		wantKilled bool
+		wantKept   bool
+	}{
+		{"dead owner: killed", func(*Registry) identity { return deadOwner(t) }, same, true, false},
+		{"live owner: left alone", func(r *Registry) identity { return r.self }, same, false, true},
+		{"pid reused: entry dropped, process spared", func(*Registry) identity { return deadOwner(t) },
+			func(s uint64) uint64 { return s + 12345 }, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg, err := OpenRegistry(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exited := startOrphan(t, reg, tc.owner(reg), tc.childStart)
+			found, err := reg.Reap(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			killed := len(found) == 1 && found[0].Killed
+			if killed != tc.wantKilled {
+				t.Errorf("reap found %+v, want killed=%v", found, tc.wantKilled)
+			}
+			if tc.wantKilled {
+				select {
+				case <-exited:
+				case <-time.After(5 * time.Second):
+					t.Error("the orphan is still running")
+				}
+			} else {
+				select {
+				case <-exited:
+					t.Error("a process that was not ours to kill died")
+				default:
+				}
+			}
+			entries, _ := os.ReadDir(reg.Dir())
+			if kept := len(entries) == 1; kept != tc.wantKept {
+				t.Errorf("entries left = %d, want kept=%v", len(entries), tc.wantKept)
+			}
+		})
+	}
+}

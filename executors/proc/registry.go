@@ -1,0 +1,192 @@
+package proc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Registry records live children, one file per child, in a directory of
+// the state root, so that a later process can reap the children of one
+// that was killed.
+type Registry struct {
+	dir string
+	// self identifies our process to the entries we write.
+	self identity
+	log  *slog.Logger
+}
+
+// identity names a process across pid reuse: its pid and its start time
+// (clock ticks since boot, from /proc; zero where unknown).
+type identity struct {
+	Pid   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
+
+// entry is one registry file.
+type entry struct {
+	Child identity `json:"child"`
+	// Pgid is the child's process group, led by the child.
+	Pgid      int       `json:"pgid"`
+	Owner     identity  `json:"owner"`
+	Name      string    `json:"name,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+
+	path string
+}
+
+// OpenRegistry opens (creating it, mode 0700) the registry in dir.
+func OpenRegistry(dir string, log *slog.Logger) (*Registry, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open the child registry: %w", err)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pid := os.Getpid()
+	start, _ := startTime(pid)
+	return &Registry{dir: dir, self: identity{Pid: pid, Start: start}, log: log}, nil
+}
+
+// Dir is the registry's directory.
+func (r *Registry) Dir() string { return r.dir }
+
+// add records a child that just started. A nil registry records nothing.
+func (r *Registry) add(pid int, name string) (*entry, error) {
+	if r == nil {
+		return nil, nil
+	}
+	// Without a start time (no /proc) Reap will not signal the group: a
+	// missed orphan is better than a wrong kill.
+	start, _ := startTime(pid)
+	e := &entry{Child: identity{Pid: pid, Start: start}, Pgid: pid, Owner: r.self, Name: name, StartedAt: time.Now().UTC(),
+		path: filepath.Join(r.dir, strconv.Itoa(pid)+".json")}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	// No fsync: the file matters only if we die, and a child that outlives
+	// a machine crash is not a concern.
+	if err := os.WriteFile(e.path, b, 0o600); err != nil {
+		return nil, fmt.Errorf("record child %d: %w", pid, err)
+	}
+	return e, nil
+}
+
+// remove forgets a child that exited.
+func (r *Registry) remove(e *entry) {
+	if r == nil || e == nil {
+		return
+	}
+	if err := os.Remove(e.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.log.Warn("cannot remove a child's registry entry", "path", e.path, "err", err)
+	}
+}
+
+// Groups lists the process groups of the children recorded now.
+func (r *Registry) Groups() []int {
+	names, _ := os.ReadDir(r.dir)
+	var groups []int
+	for _, de := range names {
+		b, err := os.ReadFile(filepath.Join(r.dir, de.Name()))
+		if err != nil {
+			continue
+		}
+		var e entry
+		if json.Unmarshal(b, &e) == nil && e.Pgid > 0 {
+			groups = append(groups, e.Pgid)
+		}
+	}
+	return groups
+}
+
+// GroupAlive reports whether any process is still in group pgid.
+func GroupAlive(pgid int) bool {
+	return alive(-pgid)
+}
+
+// Orphan is a child that Reap found without a live owner.
+type Orphan struct {
+	Pid, Pgid int
+	Name      string
+	// Killed is false when the child was already gone.
+	Killed bool
+}
+
+// Reap kills the process groups of children whose owner is dead and
+// removes their entries. Entries of live owners (other dynworkflow
+// processes, or us) are left alone. It returns what it found.
+func (r *Registry) Reap(ctx context.Context) ([]Orphan, error) {
+	names, err := os.ReadDir(r.dir)
+	if err != nil {
+		return nil, fmt.Errorf("read the child registry: %w", err)
+	}
+	var found []Orphan
+	for _, de := range names {
+		if err := ctx.Err(); err != nil {
+			return found, err
+		}
+		if !strings.HasSuffix(de.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(r.dir, de.Name())
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // removed by its owner meanwhile
+		}
+		var e entry
+		if json.Unmarshal(b, &e) != nil || e.Pgid <= 0 {
+			r.log.Warn("removing an unreadable child registry entry", "path", path)
+			_ = os.Remove(path)
+			continue
+		}
+		if same(e.Owner) {
+			continue
+		}
+		o := Orphan{Pid: e.Child.Pid, Pgid: e.Pgid, Name: e.Name}
+		if ours(e) {
+			signalGroup(e.Pgid, syscall.SIGKILL)
+			o.Killed = true
+			r.log.Info("reaped an orphaned agent process", "pid", o.Pid, "name", o.Name)
+		}
+		found = append(found, o)
+		_ = os.Remove(path)
+	}
+	return found, nil
+}
+
+// same reports whether id still names the same live process.
+func same(id identity) bool {
+	if id.Pid <= 0 || !alive(id.Pid) {
+		return false
+	}
+	start, err := startTime(id.Pid)
+	if err != nil {
+		// Without /proc we cannot tell reuse apart; assume it is alive,
+		// which errs on the side of not killing.
+		return true
+	}
+	return id.Start == 0 || start == id.Start
+}
+
+// ours reports whether signalling the entry's group reaches the child's
+// group and nothing else. If the group leader is alive it must be the same
+// process. If it is dead, the group number can still be in use only by
+// members of that same group: Linux does not hand out a pid that is a live
+// group's id.
+func ours(e entry) bool {
+	if alive(e.Pgid) {
+		start, err := startTime(e.Pgid)
+		return err == nil && start == e.Child.Start
+	}
+	return groupHasMembers(e.Pgid)
+}

@@ -1,0 +1,60 @@
+// Command fakemodel serves the fake model server of package fakemodel on
+// 127.0.0.1 until interrupted, for trying an agent CLI by hand:
+//
+//	go run ./internal/fakemodel/cmd/fakemodel -env codex
+//
+// It prints the base URL, and with -env the environment (and writes the
+// config files) that point that CLI at the server.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/dynworkflow/dynworkflow/internal/clitest"
+	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
+)
+
+func main() {
+	cli := flag.String("env", "", "print the environment for this CLI: codex, claude or pi")
+	dir := flag.String("dir", "", "where to write the CLI's config (default: a new temporary directory)")
+	flag.Parse()
+	srv, err := fakemodel.Start(fakemodel.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer srv.Close()
+	fmt.Println("fake model server at", srv.URL())
+	if *cli != "" {
+		d := *dir
+		if d == "" {
+			if d, err = os.MkdirTemp("", "fakemodel-"+*cli+"-"); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
+		env, err := clitest.Env(*cli, srv.URL(), d)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("export " + strings.Join(quoteAll(env), " "))
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	<-sig
+	fmt.Println("sent usage:", srv.Sent())
+}
+
+func quoteAll(env []string) []string {
+	out := make([]string, len(env))
+	for i, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		out[i] = k + "='" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+	}
+	return out
+}

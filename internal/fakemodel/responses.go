@@ -1,0 +1,118 @@
+package fakemodel
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/dynworkflow/dynworkflow/executors"
+)
+
+// responsesAPI is the OpenAI Responses API as Codex uses it: always
+// streamed. Codex needs only response.created, output_item.done and
+// response.completed; deltas are sent too, as the real API does.
+type responsesAPI struct{}
+
+func (responsesAPI) parse(body []byte) (parsed, error) {
+	var req struct {
+		Stream bool   `json:"stream"`
+		Model  string `json:"model"`
+		Tools  []struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		} `json:"tools"`
+		Input []struct {
+			Type string `json:"type"`
+		} `json:"input"`
+	}
+	if len(body) == 0 {
+		return parsed{}, errNoBody
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return parsed{}, err
+	}
+	p := parsed{stream: req.Stream, model: req.Model}
+	for _, t := range req.Tools {
+		if t.Name == "exec_command" || t.Name == "shell" {
+			p.shellTool = t.Name
+		}
+	}
+	for _, in := range req.Input {
+		if in.Type == "function_call_output" {
+			p.toolResult = true
+		}
+	}
+	return p, nil
+}
+
+func (responsesAPI) fail(a *answer) {
+	code := map[Scenario]string{Err401: "invalid_api_key", Err429: "rate_limit_exceeded"}[a.sc]
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": a.errorMessage(), "type": "api_error", "code": nilIfEmpty(code)}})
+	a.writeError(string(b))
+}
+
+func (responsesAPI) answer(a *answer) {
+	e := a.startSSE()
+	respID := fmt.Sprintf("resp_%04d", a.id)
+	msgID := fmt.Sprintf("msg_%04d", a.id)
+	e.event("response.created", mustJSON(map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "status": "in_progress"}}))
+	added := false
+	delta := func(text string) {
+		if !added {
+			added = true
+			e.event("response.output_item.added", mustJSON(map[string]any{"type": "response.output_item.added", "output_index": 0,
+				"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "in_progress", "content": []any{}}}))
+		}
+		e.event("response.output_text.delta", mustJSON(map[string]any{"type": "response.output_text.delta", "item_id": msgID, "output_index": 0, "content_index": 0, "delta": text}))
+	}
+	switch {
+	case a.sc == Slow:
+		a.trickle(func(int) { delta("slow ") })
+		return
+	case a.sc == Cut:
+		delta("partial ")
+		e.cut()
+	case a.wantsTool():
+		args := mustJSON(map[string]string{"cmd": ToolCommand})
+		if a.req.shellTool == "shell" {
+			args = mustJSON(map[string][]string{"command": {"bash", "-lc", ToolCommand}})
+		}
+		e.event("response.output_item.done", mustJSON(map[string]any{"type": "response.output_item.done", "output_index": 0,
+			"item": map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%04d", a.id), "call_id": fmt.Sprintf("call_%04d", a.id),
+				"name": a.req.shellTool, "arguments": string(args), "status": "completed"}}))
+	default:
+		text := a.text()
+		delta(text)
+		e.event("response.output_item.done", mustJSON(map[string]any{"type": "response.output_item.done", "output_index": 0,
+			"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
+				"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}}))
+	}
+	u := a.s.opts.Usage
+	e.event("response.completed", mustJSON(map[string]any{"type": "response.completed", "response": map[string]any{
+		"id": respID, "status": "completed", "usage": openAIUsage(u, "input_tokens", "output_tokens", "input_tokens_details")}}))
+	a.s.report(u)
+}
+
+// openAIUsage encodes u as OpenAI does: the input count includes the
+// cached tokens.
+func openAIUsage(u executors.Usage, in, out, details string) map[string]any {
+	return map[string]any{
+		in: u.InputTokens, out: u.OutputTokens, "total_tokens": u.InputTokens + u.OutputTokens,
+		details:                 map[string]any{"cached_tokens": u.CachedInputTokens},
+		"output_tokens_details": map[string]any{"reasoning_tokens": 0},
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,329 @@
+package fakemodel
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/executors"
+)
+
+// Options tune a server; the zero value is usable.
+type Options struct {
+	// Usage is what every answer reports; zero means 11 input tokens (3 of
+	// them cached) and 7 output tokens.
+	Usage executors.Usage
+	// SlowInterval is the gap between deltas of the Slow scenario;
+	// zero means 200ms.
+	SlowInterval time.Duration
+}
+
+// Request is what the server saw of one request.
+type Request struct {
+	Path     string
+	Scenario Scenario
+	Stream   bool
+}
+
+// Server is a running fake model server.
+type Server struct {
+	opts Options
+	url  string
+	http *http.Server
+	ln   net.Listener
+
+	mu       sync.Mutex
+	forced   Scenario
+	delay    time.Duration
+	sent     executors.Usage
+	requests []Request
+	seq      int
+	// arrived is closed (and replaced) at each request, to wake waiters.
+	arrived chan struct{}
+}
+
+// maxBody bounds a request body; Claude Code's are about 50 KB.
+const maxBody = 16 << 20
+
+// Start listens on 127.0.0.1 on a random port and serves until Close.
+func Start(opts Options) (*Server, error) {
+	if opts.Usage == (executors.Usage{}) {
+		opts.Usage = executors.Usage{InputTokens: 11, CachedInputTokens: 3, OutputTokens: 7}
+	}
+	if opts.SlowInterval <= 0 {
+		opts.SlowInterval = 200 * time.Millisecond
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("fakemodel: listen: %w", err)
+	}
+	s := &Server{opts: opts, ln: ln, url: "http://" + ln.Addr().String(), arrived: make(chan struct{})}
+	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.http.Serve(ln) }()
+	return s, nil
+}
+
+// URL is the server's base URL, http://127.0.0.1:PORT, without a path.
+func (s *Server) URL() string { return s.url }
+
+// Close stops the server and drops open streams.
+func (s *Server) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.http.Shutdown(ctx); err != nil {
+		_ = s.http.Close()
+	}
+}
+
+// Force makes every request play sc, whatever its markers; "" undoes it.
+func (s *Server) Force(sc Scenario) {
+	s.mu.Lock()
+	s.forced = sc
+	s.mu.Unlock()
+}
+
+// SetDelay holds every answer back for d before its first byte.
+func (s *Server) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	s.delay = d
+	s.mu.Unlock()
+}
+
+// Sent is the total usage the server has reported to clients so far.
+func (s *Server) Sent() executors.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent
+}
+
+// Requests lists the model requests served so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// WaitRequests blocks until the server has seen n model requests, or ctx ends.
+func (s *Server) WaitRequests(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		got, arrived := len(s.requests), s.arrived
+		s.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return fmt.Errorf("fakemodel: %d of %d requests arrived: %w", got, n, ctx.Err())
+		}
+	}
+}
+
+// report adds usage put on the wire.
+func (s *Server) report(u executors.Usage) {
+	s.mu.Lock()
+	s.sent = s.sent.Add(u)
+	s.mu.Unlock()
+}
+
+// next numbers ids so that each answer has its own.
+func (s *Server) next() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	return s.seq
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead || r.Method == http.MethodGet {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var proto protocol
+	switch path := r.URL.Path; {
+	case strings.HasSuffix(path, "/responses"):
+		proto = responsesAPI{}
+	case strings.HasSuffix(path, "/messages"):
+		proto = messagesAPI{}
+	case strings.HasSuffix(path, "/chat/completions"):
+		proto = chatAPI{}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	req, err := proto.parse(body)
+	if err != nil {
+		http.Error(w, "fakemodel: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	sc, delay := scenarioOf(body), s.delay
+	if s.forced != "" {
+		sc = s.forced
+	}
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Scenario: sc, Stream: req.stream})
+	close(s.arrived)
+	s.arrived = make(chan struct{})
+	s.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	a := &answer{s: s, w: w, r: r, req: req, sc: sc, id: s.next()}
+	switch sc {
+	case Err500, Err401, Err429:
+		proto.fail(a)
+		return
+	}
+	proto.answer(a)
+}
+
+// protocol is one provider API.
+type protocol interface {
+	parse(body []byte) (parsed, error)
+	answer(a *answer)
+	fail(a *answer)
+}
+
+// parsed is what the scenarios need to know of a request.
+type parsed struct {
+	stream bool
+	model  string
+	// shellTool is the name of the request's shell tool, if it offers one.
+	shellTool string
+	// toolResult is true once the conversation holds a tool's output.
+	toolResult bool
+	// structuredTool is true when Claude Code offers its StructuredOutput tool.
+	structuredTool bool
+}
+
+// answer is one response in the making.
+type answer struct {
+	s   *Server
+	w   http.ResponseWriter
+	r   *http.Request
+	req parsed
+	sc  Scenario
+	id  int
+}
+
+// status is the HTTP status of an error scenario.
+func (a *answer) status() int {
+	switch a.sc {
+	case Err401:
+		return http.StatusUnauthorized
+	case Err429:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}
+
+// errorMessage is the message of an error scenario, as a provider words it.
+func (a *answer) errorMessage() string {
+	switch a.sc {
+	case Err401:
+		return "fake invalid api key"
+	case Err429:
+		return "fake rate limit reached, retry after 2s"
+	}
+	return "fake internal server error"
+}
+
+func (a *answer) writeError(body string) {
+	a.w.Header().Set("Content-Type", "application/json")
+	if a.sc == Err429 {
+		a.w.Header().Set("Retry-After", "2")
+	}
+	a.w.WriteHeader(a.status())
+	_, _ = io.WriteString(a.w, body)
+}
+
+// sse writes server-sent events and flushes each.
+type sse struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func (a *answer) startSSE() *sse {
+	h := a.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	a.w.WriteHeader(http.StatusOK)
+	f, _ := a.w.(http.Flusher)
+	return &sse{w: a.w, f: f}
+}
+
+// event writes one event; name may be empty. data is JSON.
+func (e *sse) event(name string, data []byte) {
+	var b bytes.Buffer
+	if name != "" {
+		b.WriteString("event: " + name + "\n")
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	_, _ = e.w.Write(b.Bytes())
+	if e.f != nil {
+		e.f.Flush()
+	}
+}
+
+// cut drops the connection mid-stream, as a failing proxy would.
+func (e *sse) cut() {
+	if e.f != nil {
+		e.f.Flush()
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// trickle sends deltas every SlowInterval for a minute or until the
+// client leaves.
+func (a *answer) trickle(send func(i int)) {
+	t := time.NewTicker(a.s.opts.SlowInterval)
+	defer t.Stop()
+	end := time.After(time.Minute)
+	for i := 0; ; i++ {
+		send(i)
+		select {
+		case <-a.r.Context().Done():
+			return
+		case <-end:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// text is the scenario's text answer (Tool answers after its tool ran).
+func (a *answer) text() string {
+	switch {
+	case a.sc == Tool:
+		return ToolAnswer
+	case a.sc == Schema:
+		return SchemaAnswer
+	}
+	return TextAnswer
+}
+
+// wantsTool is true when this turn should be a shell tool call.
+func (a *answer) wantsTool() bool {
+	return a.sc == Tool && !a.req.toolResult && a.req.shellTool != ""
+}
+
+var errNoBody = errors.New("empty request body")
