@@ -1,0 +1,101 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/fsx"
+)
+
+// Descriptor is runtime.json: how another process finds the project's
+// live runtime and proves itself to it. It holds the token, so it is
+// written with mode 0600.
+type Descriptor struct {
+	ProtocolVersion int       `json:"protocolVersion"`
+	PID             int       `json:"pid"`
+	Address         string    `json:"address"` // host:port
+	URL             string    `json:"url"`
+	Token           string    `json:"token"`
+	Cwd             string    `json:"cwd"`
+	ProjectID       string    `json:"projectId"`
+	StartedAt       time.Time `json:"startedAt"`
+}
+
+// DashboardURL is the link to the dashboard, token included.
+func (d Descriptor) DashboardURL() string {
+	return d.URL + "/?token=" + url.QueryEscape(d.Token)
+}
+
+// WriteDescriptor writes d to path atomically with mode 0600.
+func WriteDescriptor(path string, d Descriptor) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes a private temp file, syncs it, and renames it
+// over path, so a reader sees the old file or the new one, never half.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".runtime-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err == nil {
+		err = fsx.SyncDir(filepath.Dir(path))
+	}
+	return err
+}
+
+// ReadDescriptor reads runtime.json. A missing file matches fs.ErrNotExist.
+func ReadDescriptor(path string) (Descriptor, error) {
+	var d Descriptor
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return d, err
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("%s is damaged: %w", path, err)
+	}
+	return d, nil
+}
+
+// RemoveDescriptor removes runtime.json if it still describes the runtime
+// holding token: a successor may already have replaced it.
+func RemoveDescriptor(path, token string) error {
+	d, err := ReadDescriptor(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil && d.Token != token {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// LoopbackHostConfig configures LoopbackHost.
+type LoopbackHostConfig struct {
+	// Skipper, if set, exempts requests.
+	Skipper func(echo.Context) bool
+}
+
+// LoopbackHost refuses requests whose Host header does not name a loopback
+// address. A page on evil.example can point its own name at 127.0.0.1 (DNS
+// rebinding) and then talk to us as same-origin; its requests still carry
+// Host: evil.example, which is how we tell.
+func LoopbackHost(cfg LoopbackHostConfig) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if cfg.Skipper != nil && cfg.Skipper(c) {
+				return next(c)
+			}
+			if !IsLoopbackHost(hostOnly(c.Request().Host)) {
+				return newAPIError(http.StatusForbidden, codeForbidden,
+					"host %q is not a loopback address; the runtime answers only on 127.0.0.1, [::1] or localhost", c.Request().Host)
+			}
+			return next(c)
+		}
+	}
+}
+
+// IsLoopbackHost reports whether host (no port) is localhost or a loopback
+// IP literal.
+func IsLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostOnly strips the port of a Host header or an address.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}

@@ -1,0 +1,142 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+)
+
+// StartRequest is the body of POST /api/runs. Exactly one of Script, Name
+// and Path says what to run.
+type StartRequest struct {
+	// Script is the text of a script; Filename (default
+	// "inline.workflow.js") picks its language and names it in errors.
+	Script   string `json:"script,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	// Name is a saved workflow's name.
+	Name string `json:"name,omitempty"`
+	// Path is a script file, absolute or relative to the project.
+	Path string `json:"path,omitempty"`
+	// Args are the script's args.
+	Args json.RawMessage `json:"args,omitempty"`
+	// Options change the defaults of the run's limits.
+	Options *RunOptions `json:"options,omitempty"`
+	// RequestID makes the start idempotent: a retry with the same id gets
+	// the run the first try started.
+	RequestID string `json:"requestId,omitempty"`
+}
+
+// ResumeRequest is the optional body of POST /api/runs/{id}/resume. A
+// script (text or path) edits the run; args and options replace its own.
+type ResumeRequest struct {
+	Script   string          `json:"script,omitempty"`
+	Filename string          `json:"filename,omitempty"`
+	Path     string          `json:"path,omitempty"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	Options  *RunOptions     `json:"options,omitempty"`
+}
+
+// RunOptions are the options a request may set; unset ones keep their
+// default (or, on resume, the run's).
+type RunOptions struct {
+	Executor       *string `json:"executor,omitempty"`
+	Concurrency    *int    `json:"concurrency,omitempty"`
+	MaxAgents      *int    `json:"maxAgents,omitempty"`
+	MaxItems       *int    `json:"maxItems,omitempty"`
+	AgentRetries   *int    `json:"agentRetries,omitempty"`
+	AgentTimeoutMs *int64  `json:"agentTimeoutMs,omitempty"`
+	TokenBudget    *int64  `json:"tokenBudget,omitempty"`
+}
+
+// Apply writes the options set into opts.
+func (o *RunOptions) Apply(opts *engine.Options) {
+	if o == nil {
+		return
+	}
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	if o.Executor != nil {
+		opts.Executor = *o.Executor
+	}
+	set(&opts.Concurrency, o.Concurrency)
+	set(&opts.MaxAgents, o.MaxAgents)
+	set(&opts.MaxItems, o.MaxItems)
+	set(&opts.AgentRetries, o.AgentRetries)
+	if o.AgentTimeoutMs != nil {
+		opts.AgentTimeout = time.Duration(*o.AgentTimeoutMs) * time.Millisecond
+	}
+	if o.TokenBudget != nil {
+		opts.TokenBudget = *o.TokenBudget
+	}
+}
+
+// StartResponse answers POST /api/runs and POST /api/runs/{id}/resume.
+type StartResponse struct {
+	RunID  string `json:"runId"`
+	Status string `json:"status"`
+	// Sequence is the event sequence just before the run started: stream
+	// /api/events?since=<sequence>&runId=<runId> to follow it from its
+	// first event.
+	Sequence int64 `json:"sequence"`
+	// Epoch is the execution started: 0 for a new run, +1 per resume. Its
+	// run.status event carries the same epoch.
+	Epoch int `json:"epoch"`
+}
+
+// ActionResponse answers pause, stop and delete.
+type ActionResponse struct {
+	OK     bool   `json:"ok"`
+	RunID  string `json:"runId"`
+	Action string `json:"action"`
+}
+
+// RespondRequest is the body of POST /api/checkpoints/{id}/respond.
+type RespondRequest struct {
+	Value json.RawMessage `json:"value"`
+}
+
+// readBody reads a JSON body into v. An empty body leaves v alone when
+// optional, and is a 400 otherwise. It returns the raw bytes.
+func readBody(c echo.Context, v any, optional bool) ([]byte, error) {
+	req := c.Request()
+	if ct := req.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return nil, newAPIError(http.StatusUnsupportedMediaType, codeUnsupportedMed, "send the body as application/json, not %q", ct)
+		}
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, newAPIError(http.StatusRequestEntityTooLarge, codeTooLarge, "the body is larger than %d bytes", tooBig.Limit)
+		}
+		return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "reading the body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return body, nil
+		}
+		return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "the request needs a JSON body")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "the body is not valid JSON for this request: %v", err)
+	}
+	if dec.More() {
+		return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "the body holds more than one JSON value")
+	}
+	return body, nil
+}

@@ -1,0 +1,273 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// EventRunDeleted tells streams that a run is gone.
+const EventRunDeleted = "run.deleted"
+
+func (s *Server) listRuns(c echo.Context) error {
+	runs, _, err := s.summaries.get()
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]json.RawMessage{"runs": runs})
+}
+
+// runID reads the :id parameter and checks it before anything touches the
+// disk: ids become file names.
+func runID(c echo.Context) (string, error) {
+	id, err := url.PathUnescape(c.Param("id"))
+	if err == nil {
+		err = store.ValidRunID(id)
+	}
+	if err != nil {
+		return "", &apiError{status: http.StatusBadRequest, code: codeBadID, message: err.Error(), err: err}
+	}
+	return id, nil
+}
+
+func (s *Server) getRun(c echo.Context) error {
+	id, err := runID(c)
+	if err != nil {
+		return err
+	}
+	d, err := s.rt.Inspect(id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+func (s *Server) startRun(c echo.Context) error {
+	if s.draining.Load() {
+		return newAPIError(http.StatusServiceUnavailable, codeUnavailable, "the runtime is shutting down")
+	}
+	var req StartRequest
+	body, err := readBody(c, &req, false)
+	if err != nil {
+		return err
+	}
+	if req.RequestID == "" {
+		resp, err := s.start(c, req)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusAccepted, resp)
+	}
+	s.requests.inflight.Lock()
+	defer s.requests.inflight.Unlock()
+	if prev, ok := s.requests.lookup(req.RequestID); ok {
+		if prev.digest != sha256.Sum256(body) {
+			return newAPIError(http.StatusConflict, codeConflict, "requestId %q was used for a different request", req.RequestID)
+		}
+		return c.JSON(http.StatusAccepted, prev.response)
+	}
+	resp, err := s.start(c, req)
+	if err != nil {
+		return err
+	}
+	s.requests.remember(req.RequestID, body, resp)
+	return c.JSON(http.StatusAccepted, resp)
+}
+
+func (s *Server) start(c echo.Context, req StartRequest) (StartResponse, error) {
+	script, err := s.loadScript(req.Script, req.Filename, req.Name, req.Path, true)
+	if err != nil {
+		return StartResponse{}, err
+	}
+	args, err := checkArgs(req.Args)
+	if err != nil {
+		return StartResponse{}, err
+	}
+	opts := engine.DefaultOptions()
+	req.Options.Apply(&opts)
+	if err := s.checkOptions(opts); err != nil {
+		return StartResponse{}, err
+	}
+	seq := s.rt.Events().Sequence()
+	r, err := s.rt.Start(c.Request().Context(), engine.StartRequest{Script: script, Args: args, Options: opts})
+	if err != nil {
+		return StartResponse{}, err
+	}
+	s.summaries.invalidate()
+	return StartResponse{RunID: r.ID(), Status: string(engine.StatusRunning), Sequence: seq}, nil
+}
+
+func (s *Server) resumeRun(c echo.Context) error {
+	id, err := runID(c)
+	if err != nil {
+		return err
+	}
+	if s.draining.Load() {
+		return newAPIError(http.StatusServiceUnavailable, codeUnavailable, "the runtime is shutting down")
+	}
+	var req ResumeRequest
+	if _, err := readBody(c, &req, true); err != nil {
+		return err
+	}
+	rr := engine.ResumeRequest{}
+	if req.Script != "" || req.Path != "" {
+		if rr.Script, err = s.loadScript(req.Script, req.Filename, "", req.Path, false); err != nil {
+			return err
+		}
+	}
+	if req.Args != nil {
+		if rr.Args, err = checkArgs(req.Args); err != nil {
+			return err
+		}
+	}
+	var optErr error
+	if req.Options != nil {
+		rr.Options = func(o *engine.Options) {
+			req.Options.Apply(o)
+			optErr = s.checkOptions(*o)
+		}
+	}
+	seq := s.rt.Events().Sequence()
+	r, err := s.rt.Resume(c.Request().Context(), id, rr)
+	if optErr != nil {
+		return optErr
+	}
+	if err != nil {
+		return err
+	}
+	s.summaries.invalidate()
+	return c.JSON(http.StatusAccepted, StartResponse{RunID: r.ID(), Status: string(engine.StatusRunning), Sequence: seq, Epoch: r.Outcome().Epoch})
+}
+
+func (s *Server) pauseRun(c echo.Context) error {
+	return s.action(c, "pause", s.rt.Pause)
+}
+
+func (s *Server) stopRun(c echo.Context) error {
+	return s.action(c, "stop", s.rt.Stop)
+}
+
+func (s *Server) deleteRun(c echo.Context) error {
+	return s.action(c, "delete", func(id string) error {
+		if _, live := s.rt.Live(id); live {
+			return newAPIError(http.StatusConflict, codeConflict, "%s is running; stop it before deleting it", id)
+		}
+		if err := s.rt.Delete(id); err != nil {
+			return err
+		}
+		s.rt.Events().Publish(id, EventRunDeleted, nil)
+		return nil
+	})
+}
+
+func (s *Server) action(c echo.Context, name string, do func(id string) error) error {
+	id, err := runID(c)
+	if err != nil {
+		return err
+	}
+	// These take no body, but one sent is read (and bounded) all the same.
+	if _, err := readBody(c, &struct{}{}, true); err != nil {
+		return err
+	}
+	if err := do(id); err != nil {
+		return err
+	}
+	s.summaries.invalidate()
+	status := http.StatusAccepted
+	if name == "delete" {
+		status = http.StatusOK
+	}
+	return c.JSON(status, ActionResponse{OK: true, RunID: id, Action: name})
+}
+
+func (s *Server) respondCheckpoint(c echo.Context) error {
+	id, err := url.PathUnescape(c.Param("id"))
+	if err != nil || !validCheckpointID(id) {
+		return newAPIError(http.StatusBadRequest, codeBadID, "%q is not a checkpoint id", c.Param("id"))
+	}
+	var req RespondRequest
+	if _, err := readBody(c, &req, false); err != nil {
+		return err
+	}
+	cp, err := s.checkpoints.Respond(id, req.Value)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"ok": true, "checkpoint": cp})
+}
+
+// loadScript loads script text, a saved workflow by name, or a file. Every
+// failure is the caller's: a 400 (with the position for a script error)
+// or a 404, never a 500.
+func (s *Server) loadScript(text, filename, name, path string, required bool) (lang.Script, error) {
+	given := 0
+	for _, v := range []string{text, name, path} {
+		if v != "" {
+			given++
+		}
+	}
+	if given > 1 || given == 0 && required {
+		return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "give exactly one of script (the text), name (a saved workflow) or path (a file)")
+	}
+	switch {
+	case text != "":
+		if filename == "" {
+			filename = "inline.workflow.js"
+		}
+		if filename != filepath.Base(filename) {
+			return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "filename %q must be a bare file name", filename)
+		}
+		return s.rt.Hosts().Load(lang.Source{Path: filepath.Join(s.cfg.Cwd, filename), Text: []byte(text)})
+	case name != "":
+		if strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+			return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "name %q is not a saved workflow's name; send a file as path", name)
+		}
+		script, err := s.rt.ResolveWorkflow(name, s.cfg.Cwd)
+		var le *lang.Error
+		if err != nil && !errors.As(err, &le) {
+			return nil, &apiError{status: http.StatusNotFound, code: codeNotFound, message: err.Error(), err: err}
+		}
+		return script, err
+	default:
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.cfg.Cwd, path)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+			return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "no workflow file %s", path)
+		}
+		return s.rt.Hosts().LoadFile(path)
+	}
+}
+
+func checkArgs(args json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		return nil, nil
+	}
+	if !json.Valid(args) {
+		return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "args are not valid JSON")
+	}
+	return args, nil
+}
+
+func (s *Server) checkOptions(o engine.Options) error {
+	if err := o.Validate(); err != nil {
+		return &apiError{status: http.StatusBadRequest, code: codeBadRequest, message: fmt.Sprintf("options: %v", err), err: err}
+	}
+	if _, err := s.rt.Executors().Get(o.Executor); err != nil {
+		return &apiError{status: http.StatusBadRequest, code: codeBadRequest, message: fmt.Sprintf("options: %v", err), err: err}
+	}
+	return nil
+}

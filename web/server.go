@@ -1,0 +1,176 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+)
+
+// ProtocolVersion is the version of the HTTP API and of runtime.json.
+// Changes within a version only add fields and routes.
+const ProtocolVersion = 1
+
+// Config is what a Server needs.
+type Config struct {
+	// Runtime owns the project's runs.
+	Runtime *engine.Runtime
+	// Checkpoints is the broker given to the runtime as its Responder;
+	// nil means checkpoints follow their headless policy and none is
+	// ever pending.
+	Checkpoints *Checkpoints
+	// Token is the bearer token every API request must present.
+	Token string
+	// Cwd is the project directory: script paths and inline scripts are
+	// relative to it.
+	Cwd string
+	// Logger receives request failures; nil discards them.
+	Logger *slog.Logger
+	// Version is the program's version, reported by /api/health.
+	Version string
+	// StartedAt is when the runtime started; zero means now.
+	StartedAt time.Time
+	// Keepalive is how often an idle event stream gets a comment; zero
+	// means 15 s.
+	Keepalive time.Duration
+	// StreamBuffer is how many events one stream may fall behind the bus
+	// before it catches up from the ring; zero means 256.
+	StreamBuffer int
+	// BodyLimit bounds request bodies; zero means DefaultBodyLimit.
+	BodyLimit int64
+}
+
+// Server is the HTTP API of one runtime.
+type Server struct {
+	cfg      Config
+	rt       *engine.Runtime
+	log      *slog.Logger
+	echo     *echo.Echo
+	requests *idempotency
+	// summaries is the cached run listing of the overview and run list.
+	summaries *summariesCache
+	// streams ends every event stream when cancelled: an HTTP server's
+	// Shutdown does not wait for them otherwise.
+	streams     context.Context
+	endStreams  context.CancelFunc
+	draining    atomic.Bool
+	activeSSE   atomic.Int64
+	checkpoints *Checkpoints
+}
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Runtime == nil {
+		return nil, errors.New("web: Config needs a Runtime")
+	}
+	if len(cfg.Token) < 16 {
+		return nil, errors.New("web: Config needs a token of at least 16 characters")
+	}
+	if cfg.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Cwd = wd
+	}
+	if cfg.StartedAt.IsZero() {
+		cfg.StartedAt = time.Now()
+	}
+	if cfg.Keepalive <= 0 {
+		cfg.Keepalive = 15 * time.Second
+	}
+	if cfg.StreamBuffer <= 0 {
+		cfg.StreamBuffer = 256
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cp := cfg.Checkpoints
+	if cp == nil {
+		cp = NewCheckpoints()
+	}
+	cp.attach(cfg.Runtime.Events())
+	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, requests: newIdempotency(1024), checkpoints: cp,
+		summaries: newSummariesCache(cfg.Runtime)}
+	s.streams, s.endStreams = context.WithCancel(context.Background())
+	s.echo = s.newEcho()
+	return s, nil
+}
+
+func (s *Server) newEcho() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	public := func(c echo.Context) bool { return !strings.HasPrefix(c.Request().URL.Path, "/api/") }
+	e.Pre(SecureHeaders(SecureHeadersConfig{}))
+	e.Use(
+		LoopbackHost(LoopbackHostConfig{}),
+		SameOrigin(SameOriginConfig{}),
+		TokenAuth(TokenAuthConfig{Token: s.cfg.Token, Skipper: public}),
+		BodyLimit(BodyLimitConfig{Limit: s.cfg.BodyLimit}),
+	)
+	for _, r := range s.routes() {
+		e.Add(r.method, r.path, r.handle)
+	}
+	return e
+}
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Serve answers requests on ln until ctx is done, then shuts down: it ends
+// the event streams and waits up to 5 s for other requests. It does not
+// close the runtime; call Drain first and Runtime.Close before, so that
+// streams still carry the runs' last events.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.endStreams()
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := hs.Shutdown(shutdown)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// Drain refuses new runs and resumes from now on, for a server about to
+// close its runtime.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Streams is the number of event streams open now.
+func (s *Server) Streams() int64 { return s.activeSSE.Load() }
+
+// Route is one endpoint the server serves.
+type Route struct{ Method, Path string }
+
+// Routes lists the endpoints as the router has them, for documentation
+// and its tests.
+func (s *Server) Routes() []Route {
+	var out []Route
+	for _, r := range s.echo.Routes() {
+		out = append(out, Route{Method: r.Method, Path: r.Path})
+	}
+	return out
+}

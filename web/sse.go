@@ -1,0 +1,221 @@
+package web
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/store"
+)
+
+// SSE event names. Every engine event goes out as "workflow" with its type
+// in the envelope, so one listener gets them all; "reset" tells a client
+// that it missed events and must rebuild from the overview.
+const (
+	sseWorkflow = "workflow"
+	sseReset    = "reset"
+)
+
+// events is GET /api/events: server-sent events, one per engine event,
+// with id: = sequence. A client resumes after the last id it saw with the
+// Last-Event-ID header (EventSource sends it when it reconnects) or
+// ?since=; it gets every later event exactly once while they are still in
+// the bus's ring, and a reset event when they are not. ?runId= keeps only
+// one run's events. Without a starting point the stream starts now.
+func (s *Server) events(c echo.Context) error {
+	req := c.Request()
+	since, resume, err := streamStart(req)
+	if err != nil {
+		return err
+	}
+	filter, err := runFilter(c.QueryParam("runId"))
+	if err != nil {
+		return err
+	}
+	bus := s.rt.Events()
+	// Subscribe before reading the ring: an event published in between is
+	// then in both, and the sequence check drops the copy.
+	sub := bus.Subscribe(s.cfg.StreamBuffer, filter)
+	defer sub.Close()
+	s.activeSSE.Add(1)
+	defer s.activeSSE.Add(-1)
+	if !resume {
+		since = bus.Sequence()
+	}
+
+	res := c.Response()
+	h := res.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("X-Accel-Buffering", "no")
+	res.WriteHeader(http.StatusOK)
+	st := &stream{w: bufio.NewWriterSize(res, 4096), flush: res.Flush, sent: since, bus: bus, filter: filter}
+	st.printf("retry: 1000\n\n")
+	if resume {
+		st.catchUp()
+	}
+	if err := st.flushNow(); err != nil {
+		return nil
+	}
+
+	keepalive := time.NewTicker(s.cfg.Keepalive)
+	defer keepalive.Stop()
+	ctx := req.Context()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.streams.Done():
+			// The runtime closed before the streams end: its last events
+			// (runs paused by the shutdown) are queued; send them.
+			st.drain(sub)
+			_ = st.flushNow()
+			return nil
+		case <-keepalive.C:
+			st.printf(": keepalive\n\n")
+		case ev, ok := <-sub.C:
+			if !ok {
+				return nil
+			}
+			st.deliver(ev)
+			// Write what else is queued before flushing: one syscall for
+			// a burst.
+			for more := true; more; {
+				select {
+				case ev, ok = <-sub.C:
+					if !ok {
+						return nil
+					}
+					st.deliver(ev)
+				default:
+					more = false
+				}
+			}
+			// Events dropped at the end of a burst would otherwise wait
+			// for the next event to be noticed.
+			if sub.TakeLag() {
+				st.catchUp()
+			}
+		}
+		if err := st.flushNow(); err != nil {
+			return nil
+		}
+	}
+}
+
+// drain sends what the subscription holds without waiting for more.
+func (st *stream) drain(sub *engine.Subscription) {
+	for {
+		select {
+		case ev, ok := <-sub.C:
+			if !ok {
+				return
+			}
+			st.deliver(ev)
+		default:
+			if sub.TakeLag() {
+				st.catchUp()
+			}
+			return
+		}
+	}
+}
+
+// stream writes one client's events and remembers the last it sent.
+type stream struct {
+	w      *bufio.Writer
+	flush  func()
+	err    error
+	sent   int64
+	bus    *engine.Bus
+	filter func(engine.Event) bool
+}
+
+// deliver sends an event from the subscription. A reset from the bus means
+// this stream fell behind its buffer: it catches up from the ring, which
+// usually still holds what it missed.
+func (st *stream) deliver(ev engine.Event) {
+	if ev.Type == engine.EventSubscriberReset {
+		st.catchUp()
+		return
+	}
+	st.send(ev)
+}
+
+// catchUp sends the ring's events after the last one sent, or a reset
+// when some of them already left the ring or were never ours.
+func (st *stream) catchUp() {
+	evs, ok := st.bus.Since(st.sent)
+	// A sequence beyond ours comes from a runtime that has since been
+	// restarted: sequences start again at 1 in each process.
+	if !ok || st.sent > st.bus.Sequence() {
+		st.sent = st.bus.Sequence()
+		st.printf("id: %d\nevent: %s\ndata: {\"sequence\":%d,\"type\":%q}\n\n", st.sent, sseReset, st.sent, sseReset)
+		return
+	}
+	for _, ev := range evs {
+		if st.filter == nil || st.filter(ev) {
+			st.send(ev)
+		}
+	}
+}
+
+func (st *stream) send(ev engine.Event) {
+	if ev.Sequence <= st.sent {
+		return
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		data, _ = json.Marshal(engine.Event{Sequence: ev.Sequence, Timestamp: ev.Timestamp, Type: ev.Type, RunID: ev.RunID,
+			Payload: map[string]string{"error": "payload not encodable: " + err.Error()}})
+	}
+	st.printf("id: %d\nevent: %s\ndata: %s\n\n", ev.Sequence, sseWorkflow, data)
+	st.sent = ev.Sequence
+}
+
+func (st *stream) printf(format string, args ...any) {
+	if st.err == nil {
+		_, st.err = fmt.Fprintf(st.w, format, args...)
+	}
+}
+
+func (st *stream) flushNow() error {
+	if st.err == nil {
+		st.err = st.w.Flush()
+	}
+	if st.err == nil {
+		st.flush()
+	}
+	return st.err
+}
+
+// streamStart reads Last-Event-ID, else ?since=.
+func streamStart(req *http.Request) (since int64, resume bool, err error) {
+	v := req.Header.Get("Last-Event-ID")
+	if v == "" {
+		v = req.URL.Query().Get("since")
+	}
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false, newAPIError(http.StatusBadRequest, codeBadRequest, "Last-Event-ID/since must be an event sequence, not %q", v)
+	}
+	return n, true, nil
+}
+
+func runFilter(runID string) (func(engine.Event) bool, error) {
+	if runID == "" {
+		return nil, nil
+	}
+	if err := store.ValidRunID(runID); err != nil {
+		return nil, &apiError{status: http.StatusBadRequest, code: codeBadID, message: err.Error(), err: err}
+	}
+	return func(e engine.Event) bool { return e.RunID == runID || e.Type == engine.EventSubscriberReset }, nil
+}

@@ -1,0 +1,105 @@
+package web
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+)
+
+// summariesCache keeps the encoded run summaries the overview and the run
+// list answer with. Listing a project reads every run's snapshot (about
+// 40 ms for 1,000 runs), far too slow to do per request of dashboards
+// polling at 200 requests/s; so requests get the latest listing, and a
+// goroutine refreshes it in the background when it is behind the bus's
+// sequence (at most every minAge) or older than maxAge (runs changed by
+// other processes publish no event here). Each listing carries the
+// sequence read before it was made: it reflects at least the events up to
+// there, so a client streaming from that sequence misses nothing.
+//
+// After a change made through this server (start, delete, ...) the next
+// request waits for a fresh listing, so a client sees its own change.
+type summariesCache struct {
+	rt     *engine.Runtime
+	minAge time.Duration
+	maxAge time.Duration
+
+	mu      sync.Mutex
+	fresh   chan struct{} // closed when a listing newer than the last invalidate is in
+	body    json.RawMessage
+	seq     int64
+	at      time.Time
+	err     error
+	started int // generation of the latest refresh started
+	stored  int // generation of the listing held
+	running bool
+}
+
+func newSummariesCache(rt *engine.Runtime) *summariesCache {
+	return &summariesCache{rt: rt, minAge: 250 * time.Millisecond, maxAge: time.Second, fresh: make(chan struct{})}
+}
+
+// get returns the latest listing and the sequence it reflects, starting a
+// refresh when it is stale. It waits only when there is no listing yet or
+// after an invalidate.
+func (c *summariesCache) get() (json.RawMessage, int64, error) {
+	c.mu.Lock()
+	if !c.running && (c.stored == 0 || c.staleLocked()) {
+		c.startLocked()
+	}
+	fresh := c.fresh
+	c.mu.Unlock()
+	<-fresh
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.body, c.seq, c.err
+}
+
+func (c *summariesCache) staleLocked() bool {
+	age := time.Since(c.at)
+	return c.err != nil || age >= c.maxAge || age >= c.minAge && c.rt.Events().Sequence() != c.seq
+}
+
+// invalidate makes the next get wait for a listing started after now.
+func (c *summariesCache) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Waiters on the current channel keep it: they asked before this
+	// change, and a refresh already running answers them.
+	c.fresh = make(chan struct{})
+	c.startLocked()
+}
+
+func (c *summariesCache) startLocked() {
+	c.started++
+	c.running = true
+	go c.refresh(c.started, c.fresh)
+}
+
+func (c *summariesCache) refresh(gen int, fresh chan struct{}) {
+	seq := c.rt.Events().Sequence()
+	runs, err := c.rt.List()
+	var body json.RawMessage
+	if err == nil {
+		body, err = json.Marshal(nonNil(runs))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen > c.stored {
+		if err == nil || c.body == nil {
+			c.body, c.seq = body, seq
+		}
+		c.err, c.at, c.stored = err, time.Now(), gen
+	}
+	if gen == c.started {
+		c.running = false
+	}
+	// Whoever waits on this refresh's channel may go: the listing now
+	// held was started after whatever made them wait.
+	select {
+	case <-fresh:
+	default:
+		close(fresh)
+	}
+}
