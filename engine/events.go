@@ -134,6 +134,18 @@ func (s *Subscription) Close() {
 	s.bus.mu.Unlock()
 }
 
+// TakeLag reports whether events were dropped because C was full, and
+// clears it. A caller that has drained C and sees true catches up with
+// Since; the reset event the bus would otherwise send with the next event
+// is then not sent, since the next event may never come.
+func (s *Subscription) TakeLag() bool {
+	s.bus.mu.Lock()
+	defer s.bus.mu.Unlock()
+	lagged := s.lagged
+	s.lagged = false
+	return lagged
+}
+
 // deliver runs under the bus lock.
 func (s *Subscription) deliver(ev Event) {
 	if s.filter != nil && !s.filter(ev) {

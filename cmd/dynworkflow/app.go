@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
-	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/jsvm"
 	"github.com/dynworkflow/dynworkflow/lang"
@@ -24,6 +24,8 @@ type app struct {
 	cwd      string
 	stateDir string
 	json     bool
+	// commandExecutors are the --command-executor specs, [NAME=]TEMPLATE.
+	commandExecutors []string
 }
 
 // projectDir is --cwd made absolute, or the working directory.
@@ -56,6 +58,12 @@ func hosts() *lang.Registry {
 
 // runtime opens the project's store and a runtime over it.
 func (a *app) runtime(sim simulate.Config) (*engine.Runtime, error) {
+	return a.runtimeWith(sim, func(*engine.Config) {})
+}
+
+// runtimeWith is runtime with a last word on the engine's config: serve
+// sets its checkpoint responder and a larger event ring.
+func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (*engine.Runtime, error) {
 	cwd, err := a.projectDir()
 	if err != nil {
 		return nil, err
@@ -72,11 +80,20 @@ func (a *app) runtime(sim simulate.Config) (*engine.Runtime, error) {
 	if os.Getenv("DYNWORKFLOW_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	return engine.New(engine.Config{
+	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	// Opening the child registry reaps the agents a killed dynworkflow
+	// left running, before anything new starts.
+	set, err := a.executorSet(cwd, sim, a.openChildren(context.Background(), root, log), log)
+	if err != nil {
+		return nil, err
+	}
+	cfg := engine.Config{
 		Store:     st,
 		Hosts:     hosts(),
-		Executors: executors.NewSet(simulate.New(sim)),
+		Executors: set,
 		Cwd:       cwd,
-		Logger:    slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})),
-	})
+		Logger:    log,
+	}
+	configure(&cfg)
+	return engine.New(cfg)
 }

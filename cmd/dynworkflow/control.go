@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/web"
 )
 
 func (a *app) pauseCommand() *cobra.Command {
@@ -14,6 +16,9 @@ func (a *app) pauseCommand() *cobra.Command {
 		Short: "Pause a run executing in a live runtime",
 		Args:  exactArgs(1, "pause needs a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if done, err := a.forwardControl(cmd.Context(), "paused", args[0], (*web.Client).Pause); done {
+				return err
+			}
 			rt, err := a.runtime(simulate.Config{})
 			if err != nil {
 				return err
@@ -21,6 +26,7 @@ func (a *app) pauseCommand() *cobra.Command {
 			if err := rt.Pause(args[0]); err != nil {
 				return fmt.Errorf("%w (a run started with `dynworkflow run` pauses with Ctrl-C in its terminal)", err)
 			}
+			a.done("paused", args[0])
 			return nil
 		},
 	}
@@ -32,6 +38,9 @@ func (a *app) stopCommand() *cobra.Command {
 		Short: "Stop a run and make it non-resumable",
 		Args:  exactArgs(1, "stop needs a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if done, err := a.forwardControl(cmd.Context(), "stopped", args[0], (*web.Client).Stop); done {
+				return err
+			}
 			rt, err := a.runtime(simulate.Config{})
 			if err != nil {
 				return err
@@ -52,6 +61,9 @@ func (a *app) deleteCommand() *cobra.Command {
 		Short:   "Delete a run's journal and snapshot",
 		Args:    exactArgs(1, "delete needs a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if done, err := a.forwardControl(cmd.Context(), "deleted", args[0], (*web.Client).Delete); done {
+				return err
+			}
 			rt, err := a.runtime(simulate.Config{})
 			if err != nil {
 				return err
@@ -71,4 +83,19 @@ func (a *app) done(action, id string) {
 		return
 	}
 	fmt.Fprintf(a.stdout, "%s %s\n", action, id)
+}
+
+// forwardControl sends pause, stop or delete to the live runtime, if the
+// project has one: it holds the run's agents. done is false when there is
+// none and the command runs locally.
+func (a *app) forwardControl(ctx context.Context, action, id string, call func(*web.Client, context.Context, string) error) (done bool, err error) {
+	cl, _, err := a.liveOwner(ctx)
+	if err != nil || cl == nil {
+		return err != nil, err
+	}
+	if err := call(cl, ctx, id); err != nil {
+		return true, apiFailure(err)
+	}
+	a.done(action, id)
+	return true, nil
 }

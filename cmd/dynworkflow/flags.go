@@ -32,7 +32,7 @@ type optionFlags struct {
 
 func (o *optionFlags) register(fs *pflag.FlagSet) {
 	d := engine.DefaultOptions()
-	fs.StringVar(&o.executor, "executor", d.Executor, "executor for agent calls that name none (simulate)")
+	fs.StringVar(&o.executor, "executor", d.Executor, "executor for agent calls that name none: simulate, codex, claude-code, pi, or a --command-executor name")
 	fs.IntVar(&o.concurrency, "concurrency", d.Concurrency, "agent calls running at once")
 	fs.IntVar(&o.maxAgents, "max-agents", d.MaxAgents, "agent() calls per run, nested workflows included")
 	fs.IntVar(&o.maxItems, "max-items", d.MaxItems, "items per parallel() or pipeline() call")

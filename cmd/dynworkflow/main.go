@@ -106,6 +106,8 @@ edited resumes without paying for finished calls again.`,
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "project directory (default: the current directory)")
 	root.PersistentFlags().StringVar(&a.stateDir, "state-dir", "", "state root (default: $DYNAMIC_WORKFLOWS_HOME, else ~/.pi/workflows)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().StringArrayVar(&a.commandExecutors, "command-executor", nil,
+		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt} {model} {effort} {schema} {schema_file} {dir}; without {prompt} the prompt goes to stdin")
 	root.AddCommand(
 		a.runCommand(),
 		a.resumeCommand(),
@@ -115,6 +117,8 @@ edited resumes without paying for finished calls again.`,
 		a.stopCommand(),
 		a.deleteCommand(),
 		a.doctorCommand(),
+		a.serveCommand(),
+		a.respondCommand(),
 	)
 	return root
 }

@@ -13,13 +13,20 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine"
 )
 
+// progressSource is what the status line reads: a run executing here
+// (*engine.Run), or one followed over the API (remoteRun).
+type progressSource interface {
+	ID() string
+	Progress() engine.Progress
+}
+
 // progressView prints a run's log lines and, on a terminal, one live status
 // line redrawn a few times a second. Each redraw reads the run's counters,
 // so its cost does not grow with the number of agents.
 type progressView struct {
 	w    io.Writer
-	rt   *engine.Runtime
-	r    *engine.Run
+	src  progressSource
+	bus  *engine.Bus // nil for a remote run
 	live bool
 
 	mu   sync.Mutex
@@ -29,8 +36,15 @@ type progressView struct {
 	line bool // a status line is on screen
 }
 
+// newProgressView returns a view of run r executing in rt.
 func newProgressView(w io.Writer, rt *engine.Runtime, r *engine.Run, live bool) *progressView {
-	return &progressView{w: w, rt: rt, r: r, live: live, quit: make(chan struct{})}
+	return &progressView{w: w, src: r, bus: rt.Events(), live: live, quit: make(chan struct{})}
+}
+
+// newRemoteProgressView returns a view of a run followed over the API: its
+// lines come through print, not from a local bus.
+func newRemoteProgressView(w io.Writer, src progressSource, live bool) *progressView {
+	return &progressView{w: w, src: src, live: live, quit: make(chan struct{})}
 }
 
 func isTerminal(w io.Writer) bool {
@@ -39,8 +53,17 @@ func isTerminal(w io.Writer) bool {
 }
 
 func (v *progressView) start() {
-	id := v.r.ID()
-	v.sub = v.rt.Events().Subscribe(256, func(e engine.Event) bool {
+	if v.bus != nil {
+		v.subscribe()
+	}
+	v.wg.Add(1)
+	go v.loop()
+}
+
+// subscribe takes the run's log lines from the local bus.
+func (v *progressView) subscribe() {
+	id := v.src.ID()
+	v.sub = v.bus.Subscribe(256, func(e engine.Event) bool {
 		if e.RunID != id {
 			return false
 		}
@@ -50,8 +73,14 @@ func (v *progressView) start() {
 		}
 		return false
 	})
-	v.wg.Add(1)
-	go v.loop()
+}
+
+// events is the subscription's channel, or nil (never ready) without one.
+func (v *progressView) events() <-chan engine.Event {
+	if v.sub == nil {
+		return nil
+	}
+	return v.sub.C
 }
 
 func (v *progressView) loop() {
@@ -66,7 +95,7 @@ func (v *progressView) loop() {
 		case <-v.quit:
 			v.drain()
 			return
-		case e, ok := <-v.sub.C:
+		case e, ok := <-v.events():
 			if !ok {
 				return
 			}
@@ -80,7 +109,7 @@ func (v *progressView) loop() {
 func (v *progressView) drain() {
 	for {
 		select {
-		case e, ok := <-v.sub.C:
+		case e, ok := <-v.events():
 			if !ok {
 				return
 			}
@@ -131,10 +160,10 @@ func (v *progressView) drawLocked() {
 	if !v.live {
 		return
 	}
-	p := v.r.Progress()
+	p := v.src.Progress()
 	s := p.Stats
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s", v.r.ID())
+	fmt.Fprintf(&b, "%s", v.src.ID())
 	if p.Phase != "" {
 		fmt.Fprintf(&b, " · %s", p.Phase)
 	}
@@ -154,7 +183,9 @@ func (v *progressView) drawLocked() {
 func (v *progressView) stop() {
 	close(v.quit)
 	v.wg.Wait()
-	v.sub.Close()
+	if v.sub != nil {
+		v.sub.Close()
+	}
 	v.mu.Lock()
 	v.clearLocked()
 	v.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 func (a *app) resumeCommand() *cobra.Command {
 	var of optionFlags
 	var scriptPath string
+	var fw forwardFlagSet
 	cmd := &cobra.Command{
 		Use:   "resume ID",
 		Short: "Resume a paused, failed or completed run, replaying its finished calls",
@@ -18,9 +19,19 @@ func (a *app) resumeCommand() *cobra.Command {
 only unfinished ones run. With --script (an edited script) or new --args, the
 prefix rule applies per scope: after the first changed or new call in a scope,
 later calls there run live, while sibling branches keep their results.
-Option flags given here (--token-budget, --max-agents, ...) replace the run's.`,
+Option flags given here (--token-budget, --max-agents, ...) replace the run's.
+
+When the project has a live runtime (dynworkflow serve), the resume goes to
+it and returns at once; --attach follows the run to its end.`,
 		Args: exactArgs(1, "resume needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !fw.local {
+				if cl, d, err := a.liveOwner(cmd.Context()); err != nil {
+					return err
+				} else if cl != nil {
+					return a.forwardResume(cmd, &of, cl, d, args[0], scriptPath, fw.attach)
+				}
+			}
 			sim, err := of.simulate()
 			if err != nil {
 				return err
@@ -54,6 +65,7 @@ Option flags given here (--token-budget, --max-agents, ...) replace the run's.`,
 		},
 	}
 	cmd.Flags().StringVar(&scriptPath, "script", "", "resume with this (edited) script instead of the journaled one")
+	fw.register(cmd)
 	of.register(cmd.Flags())
 	return cmd
 }

@@ -15,11 +15,16 @@ import (
 func (a *app) runCommand() *cobra.Command {
 	var of optionFlags
 	var watchFiles bool
+	var fw forwardFlagSet
 	cmd := &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run a workflow script, or a saved workflow by name",
 		Long: `Run a workflow and wait for it. NAME finds a saved workflow in the project's
 .claude/workflows/ and .dynworkflow/workflows/, then in the state's saved/.
+
+When the project has a live runtime (dynworkflow serve), the run goes to it:
+its id is printed at once, and --attach follows it to its end (--local runs
+it here instead).
 
 Ctrl-C pauses the run (its journal stays resumable); a second Ctrl-C stops it.
 Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
@@ -28,6 +33,13 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			opts, err := of.options(cmd)
 			if err != nil {
 				return err
+			}
+			if !fw.local && !watchFiles {
+				if cl, d, err := a.liveOwner(cmd.Context()); err != nil {
+					return err
+				} else if cl != nil {
+					return a.forwardRun(cmd, &of, cl, d, args[0], fw.attach)
+				}
 			}
 			sim, err := of.simulate()
 			if err != nil {
@@ -59,6 +71,7 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 		},
 	}
 	cmd.Flags().BoolVar(&watchFiles, "watch", false, "re-run the workflow each time its files are saved, replaying what did not change")
+	fw.register(cmd)
 	of.register(cmd.Flags())
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"syscall"
@@ -40,4 +41,37 @@ return [a, b, await agent('third VERSION')]
 	if r := p.wait(); r.code != 0 {
 		t.Fatalf("Ctrl-C after a completed reload: exit %d, want 0\n%s", r.code, r)
 	}
+}
+
+// serve --watch: a run the server started from a file re-runs on a save,
+// and the reload is reported on the server's terminal and over the API.
+func TestServeWatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const script = `export const meta = { name: 'served', description: 'two sequential calls' }
+const a = await agent('first')
+return [a, await agent('second VERSION')]
+`
+	path := e.write("s.workflow.js", strings.Replace(script, "VERSION", "v1", 1))
+	s := e.serve("s.workflow.js", "--watch")
+	if !s.waitStderr("started ") {
+		t.Fatalf("serve did not start the run:\n%s", s.stderr.String())
+	}
+	id := strings.TrimSpace(strings.SplitN(strings.SplitN(s.stderr.String(), "started ", 2)[1], "\n", 2)[0])
+	s.waitRun(id, "completed")
+	if err := os.WriteFile(path, []byte(strings.Replace(script, "VERSION", "v2", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !s.waitStderr(id + " reload 1 completed: 1 calls replayed, 1 ran live") {
+		t.Fatalf("no reload report:\n%s", s.stderr.String())
+	}
+	d, err := s.client.Run(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(d.Result), "second v2") || len(d.Executions) != 2 || d.Executions[1].Rule != "edit" {
+		t.Fatalf("the API shows result %s and executions %+v, want the edited result from an edit resume", d.Result, d.Executions)
+	}
+	s.signal(syscall.SIGINT)
+	s.wait()
 }

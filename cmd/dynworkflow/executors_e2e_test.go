@@ -1,0 +1,154 @@
+package main_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	agentproc "github.com/dynworkflow/dynworkflow/executors/proc"
+	"github.com/dynworkflow/dynworkflow/internal/clitest"
+	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
+)
+
+// fanOut is a workflow of args.n agent calls in one parallel().
+const fanOut = `export const meta = { name: 'fan-out', description: 'args.n agents in parallel' }
+const answers = await parallel(Array.from({ length: args.n }, (_, i) => () => agent('task ' + i, { label: 'task ' + i })))
+return { answered: answers.filter(a => a !== null).length, first: answers[0] }
+`
+
+// codexEnv starts a fake model server and points every codex that
+// dynworkflow starts at it, through the test process's environment.
+func codexEnv(t *testing.T) *fakemodel.Server {
+	t.Helper()
+	clitest.Binary(t, clitest.Codex)
+	srv, err := fakemodel.Start(fakemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	for _, kv := range clitest.Setup(t, clitest.Codex, srv.URL()) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return srv
+}
+
+// childGroups lists the process groups of the agent processes that the
+// state's child registry records.
+func (e *env) childGroups() []int {
+	var groups []int
+	ents, _ := os.ReadDir(filepath.Join(e.state, "children"))
+	for _, de := range ents {
+		b, err := os.ReadFile(filepath.Join(e.state, "children", de.Name()))
+		if err != nil {
+			continue
+		}
+		var rec struct {
+			Pgid int `json:"pgid"`
+		}
+		if json.Unmarshal(b, &rec) == nil && rec.Pgid > 0 {
+			groups = append(groups, rec.Pgid)
+		}
+	}
+	return groups
+}
+
+// TestCodexFiftyAgentsKillResume is Must-show 2: a 50-agent workflow on
+// the real Codex CLI; dynworkflow is SIGKILLed in the middle with codex
+// children running; the next start leaves none of them running; resume
+// replays every call that had finished and completes the run.
+func TestCodexFiftyAgentsKillResume(t *testing.T) {
+	srv := codexEnv(t)
+	e := newEnv(t)
+	script := e.write("fan.workflow.js", fanOut)
+	const n = 50
+	// Slow answers keep codex children running when the kill comes.
+	srv.SetDelay(400 * time.Millisecond)
+
+	before := e.journalIDs()
+	p := e.start("run", script, "--json", "--executor", "codex", "--concurrency", "8", "--args", fmt.Sprintf(`{"n":%d}`, n))
+	id := p.waitNewJournal(before)
+	journal := e.journalPath(id)
+	p.waitFinished(journal, 10)
+	var groups []int
+	waitUntil(t, "codex children in the registry", func() bool {
+		groups = e.childGroups()
+		return len(groups) > 0
+	})
+	p.signal(syscall.SIGKILL)
+	if r := p.wait(); r.signal != syscall.SIGKILL {
+		t.Fatalf("the run ended before the kill:\n%s", r)
+	}
+	recs, _ := readJournal(t, journal)
+	finished := finishedAgents(recs)
+	if len(finished) >= n {
+		t.Fatalf("all %d calls finished before the kill", n)
+	}
+	t.Logf("killed with %d calls finished and %d codex process groups recorded", len(finished), len(groups))
+
+	// The next start (any command) reaps what the killed process left.
+	e.dwOK("list", "--json")
+	for _, g := range groups {
+		waitUntil(t, fmt.Sprintf("codex process group %d to be gone", g), func() bool { return !agentproc.GroupAlive(g) })
+	}
+	if left := e.childGroups(); len(left) != 0 {
+		t.Errorf("the registry still lists %v after the next start", left)
+	}
+
+	srv.SetDelay(0)
+	r := e.dw("resume", id, "--json")
+	expectCode(t, r, 0)
+	o := parseOutcome(t, r)
+	if o.Status != "completed" {
+		t.Fatalf("resume did not complete:\n%s", r)
+	}
+	noReRun(t, journal, finished)
+	if o.Stats.Replayed < len(finished) {
+		t.Errorf("replayed %d calls, want at least the %d that had finished", o.Stats.Replayed, len(finished))
+	}
+	var res struct {
+		Answered int    `json:"answered"`
+		First    string `json:"first"`
+	}
+	if err := json.Unmarshal(o.Result, &res); err != nil || res.Answered != n || res.First != fakemodel.TextAnswer {
+		t.Errorf("result = %s, want %d answers of %q", o.Result, n, fakemodel.TextAnswer)
+	}
+	if o.Stats.InputTokens == 0 {
+		t.Error("no usage was counted")
+	}
+}
+
+// TestRateLimitPausesRun is Must-show 3: the model answers HTTP 429; the
+// run pauses with the reason shown; once the limit is gone, resume
+// completes it.
+func TestRateLimitPausesRun(t *testing.T) {
+	srv := codexEnv(t)
+	e := newEnv(t)
+	script := e.write("fan.workflow.js", fanOut)
+	srv.Force(fakemodel.Err429)
+	r := e.dw("run", script, "--json", "--executor", "codex", "--args", `{"n":3}`)
+	expectCode(t, r, 2)
+	o := parseOutcome(t, r)
+	if o.Status != "paused" || !strings.Contains(o.PauseReason, "rate limited") || !strings.Contains(o.PauseReason, "429") {
+		t.Fatalf("want a run paused for the rate limit, with the reason:\n%s", r)
+	}
+	if s := e.listed(o.RunID); s.Status != "paused" || !strings.Contains(s.PauseReason, "429") {
+		t.Errorf("list shows %+v, want paused with the 429 reason", s)
+	}
+
+	srv.Force("")
+	r = e.dw("resume", o.RunID, "--json")
+	expectCode(t, r, 0)
+	o = parseOutcome(t, r)
+	var res struct {
+		Answered int `json:"answered"`
+	}
+	if o.Status != "completed" || json.Unmarshal(o.Result, &res) != nil || res.Answered != 3 {
+		t.Fatalf("resume did not complete all three calls:\n%s", r)
+	}
+}

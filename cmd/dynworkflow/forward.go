@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/web"
+)
+
+// liveOwner returns a client of the project's live runtime (a running
+// `dynworkflow serve`), or nil when there is none: no runtime.json, or
+// one whose process does not answer /api/health as itself.
+func (a *app) liveOwner(ctx context.Context) (*web.Client, web.Descriptor, error) {
+	cwd, err := a.projectDir()
+	if err != nil {
+		return nil, web.Descriptor{}, err
+	}
+	root, err := a.stateRoot()
+	if err != nil {
+		return nil, web.Descriptor{}, err
+	}
+	path := filepath.Join(root, "projects", store.ProjectID(cwd), "runtime.json")
+	cl, d, err := web.Connect(ctx, path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && os.Getenv("DYNWORKFLOW_DEBUG") != "" {
+			fmt.Fprintln(a.stderr, "dynworkflow: no live runtime:", err)
+		}
+		return nil, d, nil
+	}
+	return cl, d, nil
+}
+
+// apiFailure turns an API error into the CLI's exit code: the server
+// refused, so the command failed (1), unless the request itself was
+// malformed.
+func apiFailure(err error) error {
+	var ae *web.APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest && ae.Code != "bad_script" && ae.Code != "bad_answer" && ae.Code != "bad_id" {
+		return usageErrorf("%v", err)
+	}
+	return &exitError{code: exitFailed, err: err}
+}
+
+// forwardStart prints a started run's id, and follows it with --attach.
+func (a *app) forwardStarted(ctx context.Context, cl *web.Client, d web.Descriptor, resp web.StartResponse, action string, attach bool) error {
+	if attach {
+		return a.attach(ctx, cl, resp)
+	}
+	if a.json {
+		_ = json.NewEncoder(a.stdout).Encode(map[string]any{
+			"runId": resp.RunID, "status": resp.Status, "epoch": resp.Epoch, "dashboardUrl": d.DashboardURL(), "pid": d.PID,
+		})
+		return nil
+	}
+	fmt.Fprintln(a.stdout, resp.RunID)
+	fmt.Fprintf(a.stderr, "%s in the runtime of pid %d; follow it with --attach, or on %s\n", action, d.PID, d.DashboardURL())
+	return nil
+}
+
+// forwardFlags warns about flags that only shape a local runtime.
+func forwardFlags(cmd *cobra.Command, a *app) {
+	for _, name := range []string{"simulate-latency", "simulate-failure-rate", "simulate-seed"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			fmt.Fprintf(a.stderr, "dynworkflow: --%s is ignored: the live runtime's executors were set when it started\n", name)
+		}
+	}
+}
+
+// apiOptions are the option flags the user gave, for a forwarded request.
+func (o *optionFlags) apiOptions(cmd *cobra.Command) *web.RunOptions {
+	fs := cmd.Flags()
+	ro := &web.RunOptions{}
+	set := false
+	if fs.Changed("executor") {
+		ro.Executor, set = &o.executor, true
+	}
+	if fs.Changed("concurrency") {
+		ro.Concurrency, set = &o.concurrency, true
+	}
+	if fs.Changed("max-agents") {
+		ro.MaxAgents, set = &o.maxAgents, true
+	}
+	if fs.Changed("max-items") {
+		ro.MaxItems, set = &o.maxItems, true
+	}
+	if fs.Changed("agent-retries") {
+		ro.AgentRetries, set = &o.agentRetries, true
+	}
+	if fs.Changed("agent-timeout-ms") {
+		ro.AgentTimeoutMs, set = &o.agentTimeoutMs, true
+	}
+	if fs.Changed("token-budget") {
+		ro.TokenBudget, set = &o.tokenBudget, true
+	}
+	if !set {
+		return nil
+	}
+	return ro
+}
+
+// scriptRef is how a forwarded request names a script: a file by its
+// absolute path (the runtime runs on this machine), else a saved name.
+func scriptRef(ref string) (path, name string, err error) {
+	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
+		abs, err := filepath.Abs(ref)
+		return abs, "", err
+	}
+	return "", ref, nil
+}
+
+// forwardFlagSet are the flags of commands that may go to a live runtime.
+type forwardFlagSet struct {
+	attach bool
+	local  bool
+}
+
+func (f *forwardFlagSet) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.attach, "attach", false, "with a live runtime, follow the run until it completes, pauses, fails or stops")
+	cmd.Flags().BoolVar(&f.local, "local", false, "run in this process even when the project has a live runtime")
+}
+
+// forwardRun starts ref in the live runtime.
+func (a *app) forwardRun(cmd *cobra.Command, of *optionFlags, cl *web.Client, d web.Descriptor, ref string, attach bool) error {
+	forwardFlags(cmd, a)
+	args, err := of.argsJSON(cmd)
+	if err != nil {
+		return err
+	}
+	path, name, err := scriptRef(ref)
+	if err != nil {
+		return err
+	}
+	resp, err := cl.Start(cmd.Context(), web.StartRequest{Path: path, Name: name, Args: args, Options: of.apiOptions(cmd)})
+	if err != nil {
+		return apiFailure(err)
+	}
+	return a.forwardStarted(cmd.Context(), cl, d, resp, "started", attach)
+}
+
+// forwardResume resumes run id in the live runtime.
+func (a *app) forwardResume(cmd *cobra.Command, of *optionFlags, cl *web.Client, d web.Descriptor, id, scriptPath string, attach bool) error {
+	forwardFlags(cmd, a)
+	args, err := of.argsJSON(cmd)
+	if err != nil {
+		return err
+	}
+	req := web.ResumeRequest{Args: args, Options: of.apiOptions(cmd)}
+	if scriptPath != "" {
+		if req.Path, err = filepath.Abs(scriptPath); err != nil {
+			return err
+		}
+	}
+	resp, err := cl.Resume(cmd.Context(), id, req)
+	if err != nil {
+		return apiFailure(err)
+	}
+	return a.forwardStarted(cmd.Context(), cl, d, resp, "resumed", attach)
+}
