@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -45,30 +44,10 @@ func (o *optionFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.simSeed, "simulate-seed", 0, "seed of the simulated executor's latency and failures (0: random)")
 }
 
-// apply writes the flags the user gave into opts.
+// apply writes the flags the user gave into opts, through the same
+// mapping a forwarded request uses, so local and served runs agree.
 func (o *optionFlags) apply(cmd *cobra.Command, opts *engine.Options) {
-	fs := cmd.Flags()
-	if fs.Changed("executor") {
-		opts.Executor = o.executor
-	}
-	if fs.Changed("concurrency") {
-		opts.Concurrency = o.concurrency
-	}
-	if fs.Changed("max-agents") {
-		opts.MaxAgents = o.maxAgents
-	}
-	if fs.Changed("max-items") {
-		opts.MaxItems = o.maxItems
-	}
-	if fs.Changed("agent-retries") {
-		opts.AgentRetries = o.agentRetries
-	}
-	if fs.Changed("agent-timeout-ms") {
-		opts.AgentTimeout = time.Duration(o.agentTimeoutMs) * time.Millisecond
-	}
-	if fs.Changed("token-budget") {
-		opts.TokenBudget = o.tokenBudget
-	}
+	o.apiOptions(cmd).Apply(opts)
 }
 
 // options is the full option set of a new run.
