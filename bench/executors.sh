@@ -72,6 +72,13 @@ else
 	echo "executors.sh: npm could not install the peer; its column is empty" >&2
 fi
 
+# The floor: the same children spawned with nothing around them. No
+# runtime can beat it here, so it says how much of a wall-time ratio this
+# machine allows at all: peer wall / floor wall.
+echo "== the floor: $N bare spawns of the same fake codex, concurrency 16" >&2
+(cd "$REPO" && go build -o "$WORK/spawnfloor" ./bench/cmd/spawnfloor)
+floor_wall=$("$WORK/spawnfloor" -n "$N" -c 16 -- "$WORK/bin/codex" exec --json - | sed -n 's/^wall_ms=//p')
+
 our_wall=$(field wall_median_ms "$ours")
 our_rss=$(field rss_max_mb "$ours")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "?" }'; }
@@ -79,5 +86,8 @@ result "$N-agent parallel via fake codex: dynworkflow wall" "$(awk -v ms="$our_w
 result "$N-agent parallel via fake codex: Node peer wall" "$(awk -v ms="$peer_wall" 'BEGIN { if (ms + 0 > 0) printf "%.3f", ms / 1000; else print "?" }')" s -
 result "$N-agent parallel via fake codex: dynworkflow peak RSS" "$our_rss" MB -
 result "$N-agent parallel via fake codex: Node peer peak RSS" "$peer_rss" MB -
+result "$N-agent parallel via fake codex: bare spawns, the floor" "$(awk -v ms="$floor_wall" 'BEGIN { printf "%.3f", ms / 1000 }')" s -
+result "$N-agent parallel: dynworkflow over the floor" "$(ratio "$our_wall" "$floor_wall")" x -
 result "$N-agent parallel: wall, peer over ours" "$(ratio "$peer_wall" "$our_wall")" x ">=3"
+result "$N-agent parallel: wall, peer over the floor (the best ratio this machine allows)" "$(ratio "$peer_wall" "$floor_wall")" x -
 result "$N-agent parallel: peak RSS, peer over ours" "$(ratio "$peer_rss" "$our_rss")" x ">=4"
