@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
@@ -38,7 +39,9 @@ func (a *app) listCommand() *cobra.Command {
 				fmt.Fprintln(a.stderr, "no runs yet; start one with: dynworkflow run FILE")
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			out := bufio.NewWriter(a.stdout)
+			defer out.Flush()
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN ID\tSTATUS\tNAME\tAGENTS\tTOKENS\tSTARTED")
 			for _, s := range sums {
 				status := s.Status

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -49,7 +50,9 @@ func (a *app) showCommand() *cobra.Command {
 				}
 				fmt.Fprintf(a.stdout, "execution %d: %s, %s\n", e.Epoch, e.Rule, end)
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			out := bufio.NewWriter(a.stdout)
+			defer out.Flush()
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "\nCALL\tSTATUS\tLABEL\tTOKENS\tRESULT")
 			for _, c := range d.Calls {
 				tokens := ""

@@ -14,22 +14,22 @@ const (
 )
 
 // ensureDir creates dir (and parents) with mode 0700 and tightens it if it
-// already existed with a looser mode.
-func ensureDir(dir string) error {
+// already existed with a looser mode; tightened reports that it did.
+func ensureDir(dir string) (tightened bool, err error) {
 	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return err
+		return false, err
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
+		return false, fmt.Errorf("%s is not a directory", dir)
 	}
 	if fi.Mode().Perm() != dirMode {
-		return os.Chmod(dir, dirMode)
+		return true, os.Chmod(dir, dirMode)
 	}
-	return nil
+	return false, nil
 }
 
 // tightenFiles sets every regular file directly in dir to mode 0600.

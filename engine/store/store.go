@@ -68,13 +68,18 @@ func Open(root, cwd string) (*Store, error) {
 	s.runsDir = filepath.Join(s.projectDir, "runs")
 	s.savedDir = filepath.Join(s.projectDir, "saved")
 	for _, dir := range []string{root, filepath.Join(root, "projects"), s.projectDir, s.runsDir, s.savedDir} {
-		if err := ensureDir(dir); err != nil {
+		tightened, err := ensureDir(dir)
+		if err != nil {
 			return nil, fmt.Errorf("opening state directory: %w", err)
 		}
-	}
-	for _, dir := range []string{s.projectDir, s.runsDir} {
-		if err := tightenFiles(dir); err != nil {
-			return nil, fmt.Errorf("opening state directory: %w", err)
+		// Behind a 0700 directory a file's own mode hides nothing more, and
+		// every file this package writes is 0600: only a directory found
+		// loose can hold loose files. Checking them all on every command
+		// cost start-up a stat per file.
+		if tightened && (dir == s.projectDir || dir == s.runsDir) {
+			if err := tightenFiles(dir); err != nil {
+				return nil, fmt.Errorf("opening state directory: %w", err)
+			}
 		}
 	}
 	return s, nil
