@@ -1,12 +1,14 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // Each limit stops the run with a message that names the flag to change,
@@ -270,5 +272,32 @@ await parallel([1, 2, 3].map(i => () => agent('x ' + i)))`), "", testOptions())
 		if count[typ] != n {
 			t.Errorf("%d %s events, want %d (all: %v)", count[typ], typ, n, count)
 		}
+	}
+}
+
+// silentResponder is a human who never answers.
+type silentResponder struct{}
+
+func (silentResponder) Ask(ctx context.Context, _, _ string, _ lang.CheckpointRequest) (json.RawMessage, error) {
+	<-ctx.Done()
+	return nil, context.Cause(ctx)
+}
+
+// A checkpoint with timeoutMs that nobody answers in time falls back to its
+// headless policy: the default, journaled as such, or abort.
+func TestCheckpointTimeout(t *testing.T) {
+	h := newHarnessWith(t, simulate.Config{}, func(c *engine.Config) { c.Responder = silentResponder{} })
+	o := h.run(h.write("t.workflow.js", `export const meta = { name: 't', description: 'timeouts' }
+return await checkpoint('Ship it?', { default: false, timeoutMs: 20 })`), "", testOptions())
+	mustStatus(t, o, engine.StatusCompleted)
+	d, _ := h.rt.Inspect(o.RunID)
+	if string(o.Result) != "false" || d.Calls[0].Source != "timeout-default" {
+		t.Fatalf("result %s, source %q: want the default, journaled as a timeout", o.Result, d.Calls[0].Source)
+	}
+	aborted := h.run(h.write("a.workflow.js", `export const meta = { name: 'a', description: 'abort' }
+return await checkpoint('Delete production?', { timeoutMs: 20 })`), "", testOptions())
+	mustStatus(t, aborted, engine.StatusFailed)
+	if !strings.Contains(aborted.Error, "nobody answered within 20ms") {
+		t.Fatalf("error %q", aborted.Error)
 	}
 }

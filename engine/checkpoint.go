@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -54,8 +56,19 @@ func (r *Run) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, d
 
 func (r *Run) answerCheckpoint(path string, req lang.CheckpointRequest) (json.RawMessage, string, error) {
 	if resp := r.rt.cfg.Responder; resp != nil {
-		answer, err := resp.Ask(r.ctx, r.id, path, req)
-		if err != nil {
+		ctx, cancel := r.ctx, context.CancelFunc(func() {})
+		if req.TimeoutMs > 0 {
+			ctx, cancel = context.WithTimeoutCause(r.ctx, time.Duration(req.TimeoutMs)*time.Millisecond, errCheckpointTimeout)
+		}
+		answer, err := resp.Ask(ctx, r.id, path, req)
+		timedOut := errors.Is(context.Cause(ctx), errCheckpointTimeout) && r.ctx.Err() == nil
+		cancel()
+		switch {
+		case timedOut:
+			// Nobody answered in time: the headless policy decides.
+			return r.headlessAnswer(req, "timeout-default",
+				fmt.Sprintf("nobody answered within %dms", req.TimeoutMs))
+		case err != nil:
 			return nil, "", err
 		}
 		if verr := req.Validate(answer); verr != nil {
@@ -63,9 +76,18 @@ func (r *Run) answerCheckpoint(path string, req lang.CheckpointRequest) (json.Ra
 		}
 		return answer, "human", nil
 	}
+	return r.headlessAnswer(req, "headless-default", "nobody can give one in a headless run")
+}
+
+// errCheckpointTimeout ends the wait of a checkpoint with a timeoutMs.
+var errCheckpointTimeout = errors.New("checkpoint timed out")
+
+// headlessAnswer applies the checkpoint's policy when no human answers: its
+// declared default, or abort.
+func (r *Run) headlessAnswer(req lang.CheckpointRequest, source, why string) (json.RawMessage, string, error) {
 	if req.Headless == "default" {
-		return req.Default, "headless-default", nil
+		return req.Default, source, nil
 	}
 	return nil, "", newError("CHECKPOINT_ABORT", ErrCheckpointAbort,
-		fmt.Sprintf("checkpoint(%q) needs an answer, nobody can give one in a headless run, and it declares no default; give it a default, or run it under `dynworkflow serve` to answer it", req.Prompt))
+		fmt.Sprintf("checkpoint(%q) needs an answer, %s, and it declares no default; give it a default, or run it under `dynworkflow serve` to answer it", req.Prompt, why))
 }

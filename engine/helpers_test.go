@@ -26,15 +26,23 @@ type harness struct {
 
 func newHarness(t *testing.T, sim simulate.Config) *harness {
 	t.Helper()
+	return newHarnessWith(t, sim, func(*engine.Config) {})
+}
+
+// newHarnessWith lets a test adjust the runtime's config (a responder, say).
+func newHarnessWith(t *testing.T, sim simulate.Config, configure func(*engine.Config)) *harness {
+	t.Helper()
 	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(t.TempDir(), "state"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := engine.New(engine.Config{
+	cfg := engine.Config{
 		Store: st, Hosts: lang.NewRegistry(jsvm.New()),
 		Executors: executors.NewSet(simulate.New(sim)), Cwd: dir,
-	})
+	}
+	configure(&cfg)
+	rt, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
