@@ -366,7 +366,7 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 	if err := rt.store.WriteSnapshot(id, snap); err != nil {
 		return err
 	}
-	rt.bus.Publish(id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason})
+	rt.bus.Publish(id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Epoch: h.epoch})
 	return nil
 }
 
