@@ -43,6 +43,8 @@ gb() {
 		conc=${name#*/}
 		result "engine: 1,000 no-op calls ($conc), CPU per call" "$(gb "$name" cpu-µs/call)" µs "<=20"
 		result "engine: 1,000 no-op calls ($conc), CPU per call beyond fsync" "$(gb "$name" cpu-beyond-fsync-µs/call)" µs "<=20"
+		result "engine: 1,000 no-op calls ($conc), marginal CPU per call beyond fsync" "$(gb "$name" cpu-marginal-beyond-fsync-µs/call)" µs "<=20"
+		result "engine: 1,000 no-op calls ($conc), fixed CPU per run (VM, lease, snapshots)" "$(gb "$name" cpu-µs/run-fixed)" µs -
 		result "engine: 1,000 no-op calls ($conc), wall per call" "$(gb "$name" wall-µs/call)" µs -
 		result "engine: 1,000 no-op calls ($conc), fsyncs per finished call" "$(gb "$name" fsyncs/call)" - -
 		result "engine: one bare append+fdatasync here, CPU" "$(gb "$name" fsync-cpu-µs)" µs -
