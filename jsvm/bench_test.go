@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dynworkflow/dynworkflow/lang"
+	"github.com/dynworkflow/dynworkflow/lang/langtest"
 )
 
 // nopEnv answers every call at once with "ok": what remains is the host's
@@ -46,7 +47,7 @@ func (e nopEnv) Stage(item lang.Scope, _ int) lang.Scope { return item }
 func (e nopEnv) BranchFailed(lang.Scope, error)          {}
 func (e nopEnv) Phase(lang.Scope, string)                {}
 func (e nopEnv) Log(lang.Scope, string, string)          {}
-func (e nopEnv) Budget() lang.Budget                     { return &fakeBudget{} }
+func (e nopEnv) Budget() lang.Budget                     { return &langtest.Budget{} }
 
 // BenchmarkAgentCall measures the host's overhead per agent() call: one op
 // is a run of 1,000 calls in one parallel(), including the fresh VM.
@@ -57,7 +58,7 @@ return r.length`)
 	if err != nil {
 		b.Fatal(err)
 	}
-	env := nopEnv{scope: &fakeScope{path: "/"}}
+	env := nopEnv{scope: langtest.NewEnv().Root()}
 	b.ReportAllocs()
 	for b.Loop() {
 		out, err := s.Run(context.Background(), env)
@@ -74,7 +75,7 @@ func BenchmarkRunEmpty(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	env := nopEnv{scope: &fakeScope{path: "/"}}
+	env := nopEnv{scope: langtest.NewEnv().Root()}
 	for b.Loop() {
 		if _, err := s.Run(context.Background(), env); err != nil {
 			b.Fatal(err)

@@ -8,14 +8,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/lang/langtest"
 )
 
 func TestParallel(t *testing.T) {
-	env := newFakeEnv()
+	env := langtest.NewEnv()
 	// Answers arrive in the reverse of the order the calls were made.
-	env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
-		time.Sleep(time.Duration(4-len(c.prompt)) * 15 * time.Millisecond)
-		return json.Marshal(c.prompt)
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
+		time.Sleep(time.Duration(4-len(c.Prompt)) * 15 * time.Millisecond)
+		return json.Marshal(c.Prompt)
 	}
 	got := mustRun(t, env, "return await parallel(['a', 'bb', 'ccc'].map(p => () => agent(p)))")
 	if want := `["a","bb","ccc"]`; got != want {
@@ -24,12 +26,12 @@ func TestParallel(t *testing.T) {
 }
 
 func TestParallelBranchesThatFail(t *testing.T) {
-	env := newFakeEnv()
-	env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
-		if c.prompt == "fails" {
+	env := langtest.NewEnv()
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
+		if c.Prompt == "fails" {
 			return nil, errBudget
 		}
-		return json.Marshal(c.prompt)
+		return json.Marshal(c.Prompt)
 	}
 	got := mustRun(t, env, `return await parallel([
   () => { throw new Error('sync') },
@@ -47,8 +49,8 @@ func TestParallelBranchesThatFail(t *testing.T) {
 		"/par.0/1 t.workflow.js:4:42: TypeError: async",
 		"/par.0/2 t.workflow.js:5:14: Error: budget exhausted: 1000 of 1000 tokens spent",
 	}
-	if !reflect.DeepEqual(sortedCopy(env.failures), want) {
-		t.Errorf("failures =\n%s\nwant\n%s", strings.Join(env.failures, "\n"), strings.Join(want, "\n"))
+	if !reflect.DeepEqual(sortedCopy(env.Failures()), want) {
+		t.Errorf("failures =\n%s\nwant\n%s", strings.Join(env.Failures(), "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -66,8 +68,8 @@ func TestParallelMisuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
-			env := newFakeEnv()
-			env.maxItems = 2
+			env := langtest.NewEnv()
+			env.MaxItems = 2
 			le := runError(t, env, tt.body)
 			if !strings.HasPrefix(le.Message, tt.want) || le.Line != 2 {
 				t.Errorf("error = %d:%d %s\nwant  2:_ %s", le.Line, le.Column, le.Message, tt.want)
@@ -75,22 +77,22 @@ func TestParallelMisuse(t *testing.T) {
 		})
 	}
 	// The item cap is an error the script can catch.
-	env := newFakeEnv()
-	env.maxItems = 2
+	env := langtest.NewEnv()
+	env.MaxItems = 2
 	if got := mustRun(t, env, "try { await parallel([() => 1, () => 2, () => 3]) } catch (e) { return 'caught' }"); got != `"caught"` {
 		t.Errorf("result = %s", got)
 	}
 }
 
 func TestEmptyFanouts(t *testing.T) {
-	got := mustRun(t, newFakeEnv(), "return [await parallel([]), await pipeline([], x => x)]")
+	got := mustRun(t, langtest.NewEnv(), "return [await parallel([]), await pipeline([], x => x)]")
 	if got != "[[],[]]" {
 		t.Errorf("result = %s", got)
 	}
 }
 
 func TestPipeline(t *testing.T) {
-	env := newFakeEnv()
+	env := langtest.NewEnv()
 	got := mustRun(t, env, `return await pipeline(['a', 'b', 'c'],
   (prev, item, i) => agent(prev + i),
   (prev, item, i) => [prev, item, i])`)
@@ -98,13 +100,13 @@ func TestPipeline(t *testing.T) {
 		t.Errorf("result = %s, want %s", got, want)
 	}
 	want := []string{"/pipe.0/0/stage.0 a0", "/pipe.0/1/stage.0 b1", "/pipe.0/2/stage.0 c2"}
-	if got := env.callList(); !reflect.DeepEqual(got, want) {
+	if got := env.CallList(); !reflect.DeepEqual(got, want) {
 		t.Errorf("calls = %q, want %q", got, want)
 	}
 }
 
 func TestPipelineFailuresAndNulls(t *testing.T) {
-	env := newFakeEnv()
+	env := langtest.NewEnv()
 	got := mustRun(t, env, `return await pipeline([0, 1, 2, 3],
   x => x === 1 ? null : x,
   async x => { if (x === 2) throw new Error('two'); return x === null ? null : agent('second ' + x) },
@@ -112,14 +114,14 @@ func TestPipelineFailuresAndNulls(t *testing.T) {
 	if want := `["echo: third echo: second 0","got null",null,"echo: third echo: second 3"]`; got != want {
 		t.Errorf("result = %s, want %s", got, want)
 	}
-	for _, c := range env.callList() {
+	for _, c := range env.CallList() {
 		if strings.HasPrefix(c, "/pipe.0/2/stage.2") {
 			t.Errorf("item 2 ran its third stage after its second threw: %s", c)
 		}
 	}
 	want := []string{"/pipe.0/2 t.workflow.js:4:35: Error: two"}
-	if !reflect.DeepEqual(env.failures, want) {
-		t.Errorf("failures = %q, want %q", env.failures, want)
+	if !reflect.DeepEqual(env.Failures(), want) {
+		t.Errorf("failures = %q, want %q", env.Failures(), want)
 	}
 }
 
@@ -128,10 +130,10 @@ func TestPipelineFailuresAndNulls(t *testing.T) {
 // stages, item 1 would wait for a call that never comes, and the run would
 // time out.
 func TestPipelineHasNoBarrier(t *testing.T) {
-	env := newFakeEnv()
+	env := langtest.NewEnv()
 	reached := make(chan struct{})
-	env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
-		switch c.prompt {
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
+		switch c.Prompt {
 		case "a:2":
 			close(reached)
 		case "b:0":
@@ -141,7 +143,7 @@ func TestPipelineHasNoBarrier(t *testing.T) {
 				return nil, ctx.Err()
 			}
 		}
-		return json.Marshal(c.prompt)
+		return json.Marshal(c.Prompt)
 	}
 	s, err := load(okMeta + `return await pipeline(['a', 'b'],
   item => agent(item + ':0'),

@@ -1,7 +1,6 @@
 package jsvm
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/dop251/goja/ast"
@@ -12,10 +11,11 @@ import (
 
 // The meta is read from the syntax tree, never by running the script: the
 // engine shows it (name, phases) before the user agrees to run anything.
+// This file only walks goja's tree into a lang.Literal; the rules, shared
+// with the Starlark host, are lang.DecodeMeta's.
 
 const (
 	metaStart   = "export const meta = { name: ..., description: ... }"
-	literalHint = "meta is read without running the script; write the value out"
 	missingHint = "start the file with " + metaStart
 )
 
@@ -95,7 +95,7 @@ func metaLiteral(src *source, body []ast.Statement, exported bool) (*ast.ObjectL
 	}
 	obj, ok := b.Initializer.(*ast.ObjectLiteral)
 	if !ok {
-		return nil, src.errorf(src.offset(b.Initializer.Idx0()), literalHint+": "+metaStart, "meta must be an object literal")
+		return nil, src.errorf(src.offset(b.Initializer.Idx0()), lang.LiteralHint+": "+metaStart, "meta must be an object literal")
 	}
 	return obj, nil
 }
@@ -107,124 +107,119 @@ func readMeta(src *source, obj *ast.ObjectLiteral) (lang.Meta, error) {
 	if err != nil {
 		return lang.Meta{}, err
 	}
-	return r.decode(lit)
+	// The hints of meta errors show JavaScript.
+	return lang.DecodeMeta(lit, lang.Notation{
+		Object: "an object",
+		Phases: "write phases: [{ title: 'Review' }, ...]",
+		Phase:  "write { title: 'Review' } or just 'Review'",
+		Field:  "add %s: '...'",
+	})
 }
 
-// A literal is a value of the meta as written, with its position.
-type literal struct {
-	at    int // byte offset in the script
-	value any // string, float64, bool, nil, []literal or []field
-}
-
-type field struct {
-	key   string
-	value literal
-}
-
-func (l literal) get(key string) (literal, bool) {
-	fields, _ := l.value.([]field)
-	var v literal
-	found := false
-	for _, f := range fields { // the last one wins, as in JavaScript
-		if f.key == key {
-			v, found = f.value, true
-		}
-	}
-	return v, found && v.value != nil
-}
-
+// A metaReader turns the meta's syntax tree into a lang.Literal.
 type metaReader struct {
 	src *source
 }
 
+// pos returns the position of the byte offset off.
+func (r metaReader) pos(off int) lang.Pos {
+	line, col := r.src.at(off)
+	return lang.Pos{File: r.src.path, Line: line, Column: col}
+}
+
+// lit returns the value v written at the byte offset off.
+func (r metaReader) lit(off int, v any) lang.Literal {
+	return lang.Literal{Pos: r.pos(off), Value: v}
+}
+
 // notLiteral rejects the construct at offset off.
 func (r metaReader) notLiteral(off int, what string) error {
-	return r.src.errorf(off, literalHint, "meta must be a pure literal: found %s", what)
+	return lang.NotLiteral(r.pos(off), what)
 }
 
 // eval turns a literal expression into a value, rejecting anything that
 // would need the script to run.
-func (r metaReader) eval(e ast.Expression) (literal, error) {
+func (r metaReader) eval(e ast.Expression) (lang.Literal, error) {
 	at := r.src.offset(e.Idx0())
 	switch e := e.(type) {
 	case *ast.StringLiteral:
-		return literal{at, e.Value.String()}, nil
+		return r.lit(at, e.Value.String()), nil
 	case *ast.NumberLiteral:
 		switch n := e.Value.(type) {
 		case int64:
-			return literal{at, float64(n)}, nil
+			return r.lit(at, float64(n)), nil
 		case float64:
-			return literal{at, n}, nil
+			return r.lit(at, n), nil
 		}
-		return literal{}, r.notLiteral(at, "a number that is too large")
+		return lang.Literal{}, r.notLiteral(at, "a number that is too large")
 	case *ast.BooleanLiteral:
-		return literal{at, e.Value}, nil
+		return r.lit(at, e.Value), nil
 	case *ast.NullLiteral:
-		return literal{at, nil}, nil
+		return r.lit(at, nil), nil
 	case *ast.Identifier:
 		if e.Name == "undefined" {
-			return literal{at, nil}, nil
+			return r.lit(at, nil), nil
 		}
-		return literal{}, r.notLiteral(at, "a variable ("+e.Name.String()+")")
+		return lang.Literal{}, r.notLiteral(at, "a variable ("+e.Name.String()+")")
 	case *ast.UnaryExpression:
 		if e.Operator == token.MINUS || e.Operator == token.PLUS {
 			v, err := r.eval(e.Operand)
-			if n, ok := v.value.(float64); err == nil && ok {
+			if n, ok := v.Value.(float64); err == nil && ok {
 				if e.Operator == token.MINUS {
 					n = -n
 				}
-				return literal{at, n}, nil
+				return r.lit(at, n), nil
 			}
 		}
-		return literal{}, r.notLiteral(at, "an operator")
+		return lang.Literal{}, r.notLiteral(at, "an operator")
 	case *ast.BinaryExpression:
 		return r.concat(at, e)
 	case *ast.TemplateLiteral:
 		switch {
 		case e.Tag != nil:
-			return literal{}, r.notLiteral(at, "a tagged template")
+			return lang.Literal{}, r.notLiteral(at, "a tagged template")
 		case len(e.Expressions) > 0:
-			return literal{}, r.notLiteral(r.back(r.src.offset(e.Expressions[0].Idx0()), "${"), "template interpolation (${...})")
+			return lang.Literal{}, r.notLiteral(r.back(r.src.offset(e.Expressions[0].Idx0()), "${"), "template interpolation (${...})")
 		case len(e.Elements) == 1 && e.Elements[0].Valid:
-			return literal{at, e.Elements[0].Parsed.String()}, nil
+			return r.lit(at, e.Elements[0].Parsed.String()), nil
 		}
-		return literal{}, r.notLiteral(at, "an invalid template")
+		return lang.Literal{}, r.notLiteral(at, "an invalid template")
 	case *ast.ArrayLiteral:
-		list := make([]literal, 0, len(e.Value))
+		list := make([]lang.Literal, 0, len(e.Value))
 		for _, x := range e.Value {
 			if x == nil {
-				return literal{}, r.notLiteral(at, "an array with a hole")
+				return lang.Literal{}, r.notLiteral(at, "an array with a hole")
 			}
 			v, err := r.eval(x)
 			if err != nil {
-				return literal{}, err
+				return lang.Literal{}, err
 			}
 			list = append(list, v)
 		}
-		return literal{at, list}, nil
+		return r.lit(at, list), nil
 	case *ast.ObjectLiteral:
 		return r.object(at, e)
 	case *ast.SpreadElement:
-		return literal{}, r.notLiteral(r.back(at, "..."), "a spread (...)")
+		return lang.Literal{}, r.notLiteral(r.back(at, "..."), "a spread (...)")
 	}
-	return literal{}, r.notLiteral(at, describe(e))
+	return lang.Literal{}, r.notLiteral(at, describe(e))
 }
 
-func (r metaReader) object(at int, e *ast.ObjectLiteral) (literal, error) {
-	fields := make([]field, 0, len(e.Value))
+func (r metaReader) object(at int, e *ast.ObjectLiteral) (lang.Literal, error) {
+	fields := make([]lang.Field, 0, len(e.Value))
 	for _, p := range e.Value {
 		pat := r.src.offset(p.Idx0())
 		switch p := p.(type) {
 		case *ast.PropertyShort:
-			return literal{}, r.notLiteral(pat, "a shorthand property ("+p.Name.Name.String()+" reads a variable)")
+			return lang.Literal{}, r.notLiteral(pat, "a shorthand property ("+p.Name.Name.String()+" reads a variable)")
 		case *ast.SpreadElement:
-			return literal{}, r.notLiteral(r.back(pat, "..."), "a spread (...)")
+			return lang.Literal{}, r.notLiteral(r.back(pat, "..."), "a spread (...)")
 		case *ast.PropertyKeyed:
 			if p.Computed {
-				return literal{}, r.notLiteral(r.back(pat, "["), "a computed key")
+				return lang.Literal{}, r.notLiteral(r.back(pat, "["), "a computed key")
 			}
 			if p.Kind != ast.PropertyKindValue {
-				return literal{}, r.notLiteral(pat, "a method")
+				return lang.Literal{}, r.notLiteral(pat, "a method")
 			}
 			var key string
 			switch k := p.Key.(type) {
@@ -233,45 +228,34 @@ func (r metaReader) object(at int, e *ast.ObjectLiteral) (literal, error) {
 			case *ast.NumberLiteral:
 				key = k.Literal
 			default:
-				return literal{}, r.notLiteral(pat, "a computed key")
+				return lang.Literal{}, r.notLiteral(pat, "a computed key")
 			}
 			v, err := r.eval(p.Value)
 			if err != nil {
-				return literal{}, err
+				return lang.Literal{}, err
 			}
-			fields = append(fields, field{key, v})
+			fields = append(fields, lang.Field{Key: key, Value: v})
 		default:
-			return literal{}, r.notLiteral(pat, describe(p))
+			return lang.Literal{}, r.notLiteral(pat, describe(p))
 		}
 	}
-	return literal{at, fields}, nil
+	return r.lit(at, fields), nil
 }
 
-// concat folds "a" + "b", which real scripts use to split a long
-// description over lines.
-func (r metaReader) concat(at int, e *ast.BinaryExpression) (literal, error) {
+// concat folds the operands of +; any other operator is rejected.
+func (r metaReader) concat(at int, e *ast.BinaryExpression) (lang.Literal, error) {
 	if e.Operator != token.PLUS {
-		return literal{}, r.notLiteral(at, "an operator ("+e.Operator.String()+")")
+		return lang.Literal{}, r.notLiteral(at, "an operator ("+e.Operator.String()+")")
 	}
 	left, err := r.eval(e.Left)
 	if err != nil {
-		return literal{}, err
+		return lang.Literal{}, err
 	}
 	right, err := r.eval(e.Right)
 	if err != nil {
-		return literal{}, err
+		return lang.Literal{}, err
 	}
-	if a, ok := left.value.(string); ok {
-		if b, ok := right.value.(string); ok {
-			return literal{at, a + b}, nil
-		}
-	}
-	if a, ok := left.value.(float64); ok {
-		if b, ok := right.value.(float64); ok {
-			return literal{at, a + b}, nil
-		}
-	}
-	return literal{}, r.notLiteral(at, "+ between values that are not both strings")
+	return lang.Concat(r.pos(at), left, right)
 }
 
 // back returns the offset of tok when it is the last thing before off,
@@ -314,72 +298,4 @@ func describe(e ast.Node) string {
 		return "an operator (" + e.Operator.String() + ")"
 	}
 	return "an expression"
-}
-
-// decode checks the evaluated meta against lang.Meta.
-func (r metaReader) decode(m literal) (lang.Meta, error) {
-	var meta lang.Meta
-	var err error
-	if meta.Name, err = r.text(m, "name", "meta.name", true); err != nil {
-		return meta, err
-	}
-	if meta.Description, err = r.text(m, "description", "meta.description", true); err != nil {
-		return meta, err
-	}
-	if meta.WhenToUse, err = r.text(m, "whenToUse", "meta.whenToUse", false); err != nil {
-		return meta, err
-	}
-	phases, ok := m.get("phases")
-	if !ok {
-		return meta, nil
-	}
-	list, ok := phases.value.([]literal)
-	if !ok {
-		return meta, r.src.errorf(phases.at, "write phases: [{ title: 'Review' }, ...]", "meta.phases must be a list")
-	}
-	for i, p := range list {
-		name := "meta.phases[" + strconv.Itoa(i) + "]"
-		if title, ok := p.value.(string); ok {
-			if strings.TrimSpace(title) == "" {
-				return meta, r.src.errorf(p.at, "", "%s must be a non-empty title", name)
-			}
-			meta.Phases = append(meta.Phases, lang.Phase{Title: title})
-			continue
-		}
-		if _, ok := p.value.([]field); !ok {
-			return meta, r.src.errorf(p.at, "write { title: 'Review' } or just 'Review'", "%s must be an object or a string", name)
-		}
-		var ph lang.Phase
-		if ph.Title, err = r.text(p, "title", name+".title", true); err != nil {
-			return meta, err
-		}
-		if ph.Detail, err = r.text(p, "detail", name+".detail", false); err != nil {
-			return meta, err
-		}
-		if ph.Model, err = r.text(p, "model", name+".model", false); err != nil {
-			return meta, err
-		}
-		meta.Phases = append(meta.Phases, ph)
-	}
-	return meta, nil
-}
-
-// text reads the string field key of obj. A required field must be a
-// non-empty string; an optional one may be missing or null.
-func (r metaReader) text(obj literal, key, name string, required bool) (string, error) {
-	v, ok := obj.get(key)
-	if !ok {
-		if required {
-			return "", r.src.errorf(obj.at, "add "+key+": '...'", "%s must be a non-empty string", name)
-		}
-		return "", nil
-	}
-	s, ok := v.value.(string)
-	switch {
-	case !ok && required, ok && required && strings.TrimSpace(s) == "":
-		return "", r.src.errorf(v.at, "", "%s must be a non-empty string", name)
-	case !ok:
-		return "", r.src.errorf(v.at, "", "%s must be a string", name)
-	}
-	return s, nil
 }

@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/lang"
+	"github.com/dynworkflow/dynworkflow/lang/langtest"
 )
 
 // runBody runs okMeta followed by body, so the body's first line is line 2.
-func runBody(t *testing.T, env *fakeEnv, body string) (string, error) {
+func runBody(t *testing.T, env *langtest.Env, body string) (string, error) {
 	t.Helper()
 	s, err := load(okMeta + body)
 	if err != nil {
@@ -27,7 +28,7 @@ func runBody(t *testing.T, env *fakeEnv, body string) (string, error) {
 }
 
 // mustRun runs body and returns its result, failing the test on an error.
-func mustRun(t *testing.T, env *fakeEnv, body string) string {
+func mustRun(t *testing.T, env *langtest.Env, body string) string {
 	t.Helper()
 	out, err := runBody(t, env, body)
 	if err != nil {
@@ -37,7 +38,7 @@ func mustRun(t *testing.T, env *fakeEnv, body string) string {
 }
 
 // runError runs body and returns the *lang.Error it must fail with.
-func runError(t *testing.T, env *fakeEnv, body string) *lang.Error {
+func runError(t *testing.T, env *langtest.Env, body string) *lang.Error {
 	t.Helper()
 	out, err := runBody(t, env, body)
 	var le *lang.Error
@@ -72,7 +73,7 @@ func TestResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
-			if got := mustRun(t, newFakeEnv(), tt.body); got != tt.want {
+			if got := mustRun(t, langtest.NewEnv(), tt.body); got != tt.want {
 				t.Errorf("result = %s, want %s", got, tt.want)
 			}
 		})
@@ -80,17 +81,17 @@ func TestResults(t *testing.T) {
 }
 
 func TestResultNotJSON(t *testing.T) {
-	le := runError(t, newFakeEnv(), "const a = {}; a.self = a\nreturn a")
+	le := runError(t, langtest.NewEnv(), "const a = {}; a.self = a\nreturn a")
 	if !strings.Contains(le.Message, "the workflow's result cannot be turned into JSON") {
 		t.Errorf("error = %v", le)
 	}
 }
 
 func TestAgentOptionsReachTheEngine(t *testing.T) {
-	env := newFakeEnv()
+	env := langtest.NewEnv()
 	mustRun(t, env, `await agent('p', { label: 'L', phase: 'Review', schema: { type: 'object' }, model: 'haiku',
   effort: 'high', agentType: 'Explore', isolation: 'worktree', executor: 'simulate', timeoutMs: 5000, retries: 2 })`)
-	o := env.calls[0].opts
+	o := env.Calls()[0].Opts
 	if o.Label != "L" || o.Phase != "Review" || string(o.Schema) != `{"type":"object"}` || o.Model != "haiku" ||
 		o.Effort != "high" || o.AgentType != "Explore" || o.Isolation != "worktree" || o.Executor != "simulate" ||
 		o.TimeoutMs == nil || *o.TimeoutMs != 5000 || o.Retries == nil || *o.Retries != 2 {
@@ -99,8 +100,8 @@ func TestAgentOptionsReachTheEngine(t *testing.T) {
 }
 
 func TestAgentResultsAreNativeValues(t *testing.T) {
-	env := newFakeEnv()
-	env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
+	env := langtest.NewEnv()
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
 		return json.RawMessage(`{"items":[{"file":"a.go"},{"file":"b.go"}],"ok":true}`), nil
 	}
 	got := mustRun(t, env, `const r = await agent('x', { schema: { type: 'object' } })
@@ -119,8 +120,8 @@ func (e errCoded) Code() string  { return e.code }
 var errBudget = errCoded{"budget_exhausted"}
 
 func TestEngineErrors(t *testing.T) {
-	env := newFakeEnv()
-	env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) { return nil, errBudget }
+	env := langtest.NewEnv()
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) { return nil, errBudget }
 	got := mustRun(t, env, "try { await agent('x') } catch (e) { return [e instanceof Error, e.message, e.code] }")
 	if want := `[true,"budget exhausted: 1000 of 1000 tokens spent","budget_exhausted"]`; got != want {
 		t.Errorf("caught = %s, want %s", got, want)
@@ -139,8 +140,8 @@ func TestEngineErrors(t *testing.T) {
 
 // Positions are those goja records: a call is at its opening parenthesis.
 func TestBadAnswers(t *testing.T) {
-	env := newFakeEnv()
-	env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
+	env := langtest.NewEnv()
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
 		return json.RawMessage(`{"broken`), nil
 	}
 	le := runError(t, env, "await agent('x')")
@@ -148,7 +149,7 @@ func TestBadAnswers(t *testing.T) {
 		t.Errorf("error = %v", le)
 	}
 	// An answer given twice is taken once.
-	twice := nopEnv{scope: &fakeScope{path: "/"}, twice: true}
+	twice := nopEnv{scope: langtest.NewEnv().Root(), twice: true}
 	s, _ := load(okMeta + "return [await agent('a'), await agent('b')]")
 	if out, err := s.Run(context.Background(), twice); err != nil || string(out) != `["ok","ok"]` {
 		t.Errorf("Run = %s, %v", out, err)
@@ -180,7 +181,7 @@ func TestThrownErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			le := runError(t, newFakeEnv(), tt.body)
+			le := runError(t, langtest.NewEnv(), tt.body)
 			if le.File != "t.workflow.js" || le.Line != tt.line || le.Column != tt.col || le.Message != tt.message {
 				t.Errorf("error = %s:%d:%d %q, want %d:%d %q", le.File, le.Line, le.Column, le.Message, tt.line, tt.col, tt.message)
 			}
@@ -197,7 +198,7 @@ func TestErrorColumnOnFirstLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Run(context.Background(), newFakeEnv())
+	_, err = s.Run(context.Background(), langtest.NewEnv())
 	var le *lang.Error
 	if !errors.As(err, &le) || le.Line != 1 || le.Column != 59 {
 		t.Fatalf("error = %v, want one at 1:59", err)
@@ -218,13 +219,13 @@ func TestDeterminism(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			le := runError(t, newFakeEnv(), tt.body)
+			le := runError(t, langtest.NewEnv(), tt.body)
 			if le.Line != 3 || le.Column != tt.col || le.Message != tt.message {
 				t.Errorf("error = %d:%d %q\nwant    3:%d %q", le.Line, le.Column, le.Message, tt.col, tt.message)
 			}
 		})
 	}
-	got := mustRun(t, newFakeEnv(), `const d = new Date(0)
+	got := mustRun(t, langtest.NewEnv(), `const d = new Date(0)
 return [d.toISOString(), new Date('2026-01-02T03:04:05Z').getTime(), Date.UTC(2026, 0, 2), Date.parse('2026-01-02T00:00:00Z'),
   d instanceof Date, d.constructor === Date, Object.prototype.toString.call(d), new Date(2026, 0, 2, 3).getFullYear()]`)
 	want := `["1970-01-01T00:00:00.000Z",1767323045000,1767312000000,1767312000000,true,true,"[object Date]",2026]`
@@ -234,11 +235,11 @@ return [d.toISOString(), new Date('2026-01-02T03:04:05Z').getTime(), Date.UTC(20
 }
 
 func TestArgs(t *testing.T) {
-	env := newFakeEnv()
+	env := langtest.NewEnv()
 	if got := mustRun(t, env, "return typeof args"); got != `"undefined"` {
 		t.Errorf("args without args = %s", got)
 	}
-	env.args = json.RawMessage(`{"items":["a","b"],"n":2}`)
+	env.SetArgs(json.RawMessage(`{"items":["a","b"],"n":2}`))
 	if got := mustRun(t, env, "return [args.items.length, Array.isArray(args.items), args.n + 1]"); got != "[2,true,3]" {
 		t.Errorf("args = %s", got)
 	}
@@ -246,18 +247,18 @@ func TestArgs(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	body := "return [budget.total, budget.spent(), budget.remaining() === Infinity ? 'Infinity' : budget.remaining(), Object.isFrozen(budget)]"
-	if got := mustRun(t, newFakeEnv(), body); got != `[null,0,"Infinity",true]` {
+	if got := mustRun(t, langtest.NewEnv(), body); got != `[null,0,"Infinity",true]` {
 		t.Errorf("no budget: %s", got)
 	}
-	env := newFakeEnv()
-	env.budget = &fakeBudget{total: 1000, hasTotal: true, spent: 250}
+	env := langtest.NewEnv()
+	env.SetBudget(langtest.NewBudget(1000, 250))
 	if got := mustRun(t, env, body); got != "[1000,250,750,true]" {
 		t.Errorf("budget: %s", got)
 	}
 }
 
 func TestPhaseLogConsole(t *testing.T) {
-	env := newFakeEnv()
+	env := langtest.NewEnv()
 	mustRun(t, env, `phase('Review')
 log('plain', 2)
 console.log('a', 1, { b: [true] }, null, undefined)
@@ -271,11 +272,11 @@ await parallel([() => { phase('Branch'); console.log('in branch') }])`)
 		"error / TypeError: bad",
 		"info /par.0/0 in branch",
 	}
-	if !reflect.DeepEqual(env.logs, wantLogs) {
-		t.Errorf("logs =\n%q\nwant\n%q", env.logs, wantLogs)
+	if !reflect.DeepEqual(env.Logs(), wantLogs) {
+		t.Errorf("logs =\n%q\nwant\n%q", env.Logs(), wantLogs)
 	}
-	if want := []string{"/ Review", "/par.0/0 Branch"}; !reflect.DeepEqual(env.phases, want) {
-		t.Errorf("phases = %q, want %q", env.phases, want)
+	if want := []string{"/ Review", "/par.0/0 Branch"}; !reflect.DeepEqual(env.Phases(), want) {
+		t.Errorf("phases = %q, want %q", env.Phases(), want)
 	}
 	le := runError(t, env, "phase(1)")
 	if le.Message != "TypeError: phase(): the title must be a string, not a number" {
@@ -284,13 +285,13 @@ await parallel([() => { phase('Branch'); console.log('in branch') }])`)
 }
 
 func TestWorkflowAndCheckpoint(t *testing.T) {
-	env := newFakeEnv()
-	env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
-		switch c.kind {
+	env := langtest.NewEnv()
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
+		switch c.Kind {
 		case "checkpoint":
 			return json.RawMessage(`true`), nil
 		case "workflow":
-			return json.RawMessage(`{"child":"` + c.prompt + `","args":` + c.args + `}`), nil
+			return json.RawMessage(`{"child":"` + c.Prompt + `","args":` + c.Args + `}`), nil
 		}
 		return json.RawMessage(`null`), nil
 	}
@@ -301,8 +302,8 @@ return [a, b.child, ok]`)
 	if want := `[{"child":"review","args":{"items":[1]}},"./child.workflow.js",true]`; got != want {
 		t.Errorf("result = %s, want %s", got, want)
 	}
-	if env.calls[1].args != "null" {
-		t.Errorf("a workflow() without args passed %q", env.calls[1].args)
+	if env.Calls()[1].Args != "null" {
+		t.Errorf("a workflow() without args passed %q", env.Calls()[1].Args)
 	}
 	le := runError(t, env, "await checkpoint('Pick', { kind: 'select' })")
 	if !strings.Contains(le.Message, `checkpoint(): kind "select" needs a non-empty choices list`) {
@@ -315,9 +316,9 @@ return [a, b.child, ok]`)
 }
 
 func TestUnawaitedCallsAreWaitedFor(t *testing.T) {
-	env := newFakeEnv()
+	env := langtest.NewEnv()
 	release := make(chan struct{})
-	env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
 		<-release
 		return json.RawMessage(`"late"`), nil
 	}
@@ -341,20 +342,20 @@ func TestUnawaitedCallsAreWaitedFor(t *testing.T) {
 	if r.err != nil || string(r.out) != `"done"` {
 		t.Fatalf("Run = %s, %v", r.out, r.err)
 	}
-	if want := []string{"info / got late"}; !reflect.DeepEqual(env.logs, want) {
-		t.Errorf("logs = %q: the continuation of the un-awaited call did not run", env.logs)
+	if want := []string{"info / got late"}; !reflect.DeepEqual(env.Logs(), want) {
+		t.Errorf("logs = %q: the continuation of the un-awaited call did not run", env.Logs())
 	}
 }
 
 func TestWaitingForeverIsAnError(t *testing.T) {
-	le := runError(t, newFakeEnv(), "await new Promise(() => {})")
+	le := runError(t, langtest.NewEnv(), "await new Promise(() => {})")
 	if !strings.Contains(le.Message, "waiting for a promise that nothing will ever settle") {
 		t.Errorf("error = %v", le)
 	}
 }
 
 func TestStackOverflow(t *testing.T) {
-	le := runError(t, newFakeEnv(), "function f(n) {\n  return f(n + 1) + 1\n}\nf(0)")
+	le := runError(t, langtest.NewEnv(), "function f(n) {\n  return f(n + 1) + 1\n}\nf(0)")
 	if le.Message != "RangeError: Maximum call stack size exceeded" || le.Line != 3 {
 		t.Errorf("error = %v", le)
 	}
@@ -367,23 +368,23 @@ func TestCancel(t *testing.T) {
 	errPaused := errors.New("run paused")
 	tests := []struct {
 		name, body string
-		answer     func(ctx context.Context, c fakeCall) (json.RawMessage, error)
+		answer     func(ctx context.Context, c langtest.Call) (json.RawMessage, error)
 	}{
 		{"busy loop", "while (true) {}", nil},
 		{"busy microtasks", "while (true) { await null }", nil},
 		{"busy pipeline stage", "await pipeline([1], () => agent('x'), () => { while (true) {} })", nil},
-		{"pending agent", "await agent('slow')", func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
+		{"pending agent", "await agent('slow')", func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}},
-		{"agent that never answers", "await parallel([() => agent('lost')])", func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
+		{"agent that never answers", "await parallel([() => agent('lost')])", func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
 			select {} // an engine that ignores ctx must not hang the run
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := newFakeEnv()
-			env.answer = tt.answer
+			env := langtest.NewEnv()
+			env.Answer = tt.answer
 			s, err := load(okMeta + tt.body)
 			if err != nil {
 				t.Fatal(err)
@@ -404,7 +405,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s, _ := load(okMeta)
-	if _, err := s.Run(ctx, newFakeEnv()); !errors.Is(err, context.Canceled) {
+	if _, err := s.Run(ctx, langtest.NewEnv()); !errors.Is(err, context.Canceled) {
 		t.Errorf("a run with a done ctx: %v", err)
 	}
 }
@@ -419,7 +420,7 @@ func TestRunsAreIndependent(t *testing.T) {
 	errs := make(chan error, 8)
 	for range 8 {
 		go func() {
-			out, err := s.Run(context.Background(), newFakeEnv())
+			out, err := s.Run(context.Background(), langtest.NewEnv())
 			if err == nil && string(out) != `[1,["echo: x1","echo: x2","echo: x3"]]` {
 				err = fmt.Errorf("result %s", out)
 			}

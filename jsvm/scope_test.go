@@ -6,15 +6,17 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/lang/langtest"
 )
 
 // jitterEnv answers every call after a random delay, so that branches
 // interleave differently on every run.
-func jitterEnv() *fakeEnv {
-	env := newFakeEnv()
-	env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
+func jitterEnv() *langtest.Env {
+	env := langtest.NewEnv()
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
 		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
-		return json.Marshal("echo: " + c.prompt)
+		return json.Marshal("echo: " + c.Prompt)
 	}
 	return env
 }
@@ -113,15 +115,15 @@ await parallel([async () => { await agent('r0'); await parallel([() => agent('s0
 			for range 20 { // every run interleaves differently
 				env := jitterEnv()
 				mustRun(t, env, tt.body)
-				if n := len(env.calls); n != len(tt.paths) {
-					t.Fatalf("%d calls, want %d: %q", n, len(tt.paths), env.callList())
+				if n := len(env.Calls()); n != len(tt.paths) {
+					t.Fatalf("%d calls, want %d: %q", n, len(tt.paths), env.CallList())
 				}
 				for prompt, want := range tt.paths {
-					if got := env.pathOf(prompt); got != want {
-						t.Fatalf("agent(%q) ran in %s, want %s\ncalls: %q", prompt, got, want, env.callList())
+					if got := env.PathOf(prompt); got != want {
+						t.Fatalf("agent(%q) ran in %s, want %s\ncalls: %q", prompt, got, want, env.CallList())
 					}
 				}
-				if n := env.overlaps.Load(); n > 0 {
+				if n := env.Overlaps(); n > 0 {
 					t.Fatalf("%d engine calls overlapped: calls must all be made on the script's thread", n)
 				}
 			}
@@ -138,13 +140,13 @@ func TestPhaseAndLogFollowBranches(t *testing.T) {
   log('L' + i)
 }))`)
 	for _, want := range []string{"/par.0/0 P0", "/par.0/1 P1"} {
-		if !contains(env.phases, want) {
-			t.Errorf("phases %q lack %q", env.phases, want)
+		if !contains(env.Phases(), want) {
+			t.Errorf("phases %q lack %q", env.Phases(), want)
 		}
 	}
 	for _, want := range []string{"info /par.0/0 L0", "info /par.0/1 L1"} {
-		if !contains(env.logs, want) {
-			t.Errorf("logs %q lack %q", env.logs, want)
+		if !contains(env.Logs(), want) {
+			t.Errorf("logs %q lack %q", env.Logs(), want)
 		}
 	}
 }

@@ -1,9 +1,6 @@
 package star
 
 import (
-	"strconv"
-	"strings"
-
 	"go.starlark.net/syntax"
 
 	"github.com/dynworkflow/dynworkflow/lang"
@@ -11,13 +8,11 @@ import (
 
 // The meta is read from the syntax tree, never by running the script: the
 // engine shows it (name, phases) before the user agrees to run anything.
-// The rules follow the JavaScript host's: a pure literal, with string +
-// concatenation and phases as bare strings allowed, and errors at the line
-// and column of what is wrong.
+// This file only walks Starlark's tree into a lang.Literal; the rules, shared
+// with the JavaScript host, are lang.DecodeMeta's.
 
 const (
 	metaStart   = `meta = {"name": "...", "description": "..."}`
-	literalHint = "meta is read without running the script; write the value out"
 	missingHint = "declare it at the top level: " + metaStart
 )
 
@@ -37,13 +32,19 @@ func readMeta(path string, f *syntax.File) (lang.Meta, error) {
 	}
 	r := metaReader{path: path}
 	if _, ok := unparen(rhs).(*syntax.DictExpr); !ok {
-		return lang.Meta{}, r.errorf(syntax.Start(rhs), literalHint+": "+metaStart, "meta must be a dict literal")
+		return lang.Meta{}, r.pos(syntax.Start(rhs)).Errorf(lang.LiteralHint+": "+metaStart, "meta must be a dict literal")
 	}
 	lit, err := r.eval(rhs)
 	if err != nil {
 		return lang.Meta{}, err
 	}
-	return r.decode(lit)
+	// The hints of meta errors show Starlark.
+	return lang.DecodeMeta(lit, lang.Notation{
+		Object: "a dict",
+		Phases: `write "phases": [{"title": "Review"}, ...]`,
+		Phase:  `write {"title": "Review"} or just "Review"`,
+		Field:  `add "%s": "..."`,
+	})
 }
 
 // checkMain makes sure the file defines main at the top level, so that a
@@ -74,43 +75,28 @@ func unparen(e syntax.Expr) syntax.Expr {
 	}
 }
 
-// A literal is a value of the meta as written, with its position.
-type literal struct {
-	at    syntax.Position
-	value any // string, float64, bool, nil, []literal or []field
-}
-
-type field struct {
-	key   string
-	value literal
-}
-
-func (l literal) get(key string) (literal, bool) {
-	fields, _ := l.value.([]field)
-	for _, f := range fields {
-		if f.key == key {
-			return f.value, f.value.value != nil
-		}
-	}
-	return literal{}, false
-}
-
+// A metaReader turns the meta's syntax tree into a lang.Literal.
 type metaReader struct {
 	path string
 }
 
-func (r metaReader) errorf(at syntax.Position, hint, format string, args ...any) error {
-	return lang.Errorf(r.path, int(at.Line), int(at.Col), hint, format, args...)
+func (r metaReader) pos(at syntax.Position) lang.Pos {
+	return lang.Pos{File: r.path, Line: int(at.Line), Column: int(at.Col)}
+}
+
+// lit returns the value v written at at.
+func (r metaReader) lit(at syntax.Position, v any) lang.Literal {
+	return lang.Literal{Pos: r.pos(at), Value: v}
 }
 
 // notLiteral rejects the construct at at.
 func (r metaReader) notLiteral(at syntax.Position, what string) error {
-	return r.errorf(at, literalHint, "meta must be a pure literal: found %s", what)
+	return lang.NotLiteral(r.pos(at), what)
 }
 
 // eval turns a literal expression into a value, rejecting anything that
 // would need the script to run.
-func (r metaReader) eval(e syntax.Expr) (literal, error) {
+func (r metaReader) eval(e syntax.Expr) (lang.Literal, error) {
 	at := syntax.Start(e)
 	switch e := e.(type) {
 	case *syntax.ParenExpr:
@@ -119,34 +105,34 @@ func (r metaReader) eval(e syntax.Expr) (literal, error) {
 		switch v := e.Value.(type) {
 		case string:
 			if e.Token == syntax.BYTES {
-				return literal{}, r.notLiteral(at, "a bytes literal")
+				return lang.Literal{}, r.notLiteral(at, "a bytes literal")
 			}
-			return literal{at, v}, nil
+			return r.lit(at, v), nil
 		case int64:
-			return literal{at, float64(v)}, nil
+			return r.lit(at, float64(v)), nil
 		case float64:
-			return literal{at, v}, nil
+			return r.lit(at, v), nil
 		}
-		return literal{}, r.notLiteral(at, "a number that is too large")
+		return lang.Literal{}, r.notLiteral(at, "a number that is too large")
 	case *syntax.Ident:
 		switch e.Name {
 		case "None":
-			return literal{at, nil}, nil
+			return r.lit(at, nil), nil
 		case "True", "False":
-			return literal{at, e.Name == "True"}, nil
+			return r.lit(at, e.Name == "True"), nil
 		}
-		return literal{}, r.notLiteral(at, "a variable ("+e.Name+")")
+		return lang.Literal{}, r.notLiteral(at, "a variable ("+e.Name+")")
 	case *syntax.UnaryExpr:
 		if e.Op == syntax.MINUS || e.Op == syntax.PLUS {
 			v, err := r.eval(e.X)
-			if n, ok := v.value.(float64); err == nil && ok {
+			if n, ok := v.Value.(float64); err == nil && ok {
 				if e.Op == syntax.MINUS {
 					n = -n
 				}
-				return literal{at, n}, nil
+				return r.lit(at, n), nil
 			}
 		}
-		return literal{}, r.notLiteral(at, "an operator ("+e.Op.String()+")")
+		return lang.Literal{}, r.notLiteral(at, "an operator ("+e.Op.String()+")")
 	case *syntax.BinaryExpr:
 		return r.concat(at, e)
 	case *syntax.ListExpr:
@@ -156,76 +142,66 @@ func (r metaReader) eval(e syntax.Expr) (literal, error) {
 	case *syntax.DictExpr:
 		return r.dict(at, e)
 	}
-	return literal{}, r.notLiteral(at, describe(e))
+	return lang.Literal{}, r.notLiteral(at, describe(e))
 }
 
-func (r metaReader) list(at syntax.Position, elems []syntax.Expr) (literal, error) {
-	list := make([]literal, 0, len(elems))
+func (r metaReader) list(at syntax.Position, elems []syntax.Expr) (lang.Literal, error) {
+	list := make([]lang.Literal, 0, len(elems))
 	for _, x := range elems {
 		v, err := r.eval(x)
 		if err != nil {
-			return literal{}, err
+			return lang.Literal{}, err
 		}
 		list = append(list, v)
 	}
-	return literal{at, list}, nil
+	return r.lit(at, list), nil
 }
 
-func (r metaReader) dict(at syntax.Position, e *syntax.DictExpr) (literal, error) {
-	fields := make([]field, 0, len(e.List))
+func (r metaReader) dict(at syntax.Position, e *syntax.DictExpr) (lang.Literal, error) {
+	fields := make([]lang.Field, 0, len(e.List))
 	for _, x := range e.List {
 		entry := x.(*syntax.DictEntry)
-		kat := syntax.Start(entry.Key)
+		kat := r.pos(syntax.Start(entry.Key))
 		if id, ok := entry.Key.(*syntax.Ident); ok {
-			return literal{}, r.errorf(kat, `quote the key: "`+id.Name+`"`, "meta must be a pure literal: found a variable (%s) as a key", id.Name)
+			return lang.Literal{}, kat.Errorf(`quote the key: "`+id.Name+`"`, "meta must be a pure literal: found a variable (%s) as a key", id.Name)
 		}
 		k, err := r.eval(entry.Key)
 		if err != nil {
-			return literal{}, err
+			return lang.Literal{}, err
 		}
-		key, ok := k.value.(string)
+		key, ok := k.Value.(string)
 		if !ok {
-			return literal{}, r.errorf(kat, "", "meta keys must be strings")
+			return lang.Literal{}, kat.Errorf("", "meta keys must be strings")
 		}
+		// Starlark rejects a repeated key when it runs, so the meta must too.
 		for _, f := range fields {
-			if f.key == key {
-				return literal{}, r.errorf(kat, "", "meta has the key %q twice", key)
+			if f.Key == key {
+				return lang.Literal{}, kat.Errorf("", "meta has the key %q twice", key)
 			}
 		}
 		v, err := r.eval(entry.Value)
 		if err != nil {
-			return literal{}, err
+			return lang.Literal{}, err
 		}
-		fields = append(fields, field{key, v})
+		fields = append(fields, lang.Field{Key: key, Value: v})
 	}
-	return literal{at, fields}, nil
+	return r.lit(at, fields), nil
 }
 
-// concat folds "a" + "b", which real scripts use to split a long
-// description over lines.
-func (r metaReader) concat(at syntax.Position, e *syntax.BinaryExpr) (literal, error) {
+// concat folds the operands of +; any other operator is rejected.
+func (r metaReader) concat(at syntax.Position, e *syntax.BinaryExpr) (lang.Literal, error) {
 	if e.Op != syntax.PLUS {
-		return literal{}, r.notLiteral(at, "an operator ("+e.Op.String()+")")
+		return lang.Literal{}, r.notLiteral(at, "an operator ("+e.Op.String()+")")
 	}
 	left, err := r.eval(e.X)
 	if err != nil {
-		return literal{}, err
+		return lang.Literal{}, err
 	}
 	right, err := r.eval(e.Y)
 	if err != nil {
-		return literal{}, err
+		return lang.Literal{}, err
 	}
-	if a, ok := left.value.(string); ok {
-		if b, ok := right.value.(string); ok {
-			return literal{at, a + b}, nil
-		}
-	}
-	if a, ok := left.value.(float64); ok {
-		if b, ok := right.value.(float64); ok {
-			return literal{at, a + b}, nil
-		}
-	}
-	return literal{}, r.notLiteral(at, "+ between values that are not both strings")
+	return lang.Concat(r.pos(at), left, right)
 }
 
 // describe names a construct for an error message.
@@ -245,72 +221,4 @@ func describe(e syntax.Expr) string {
 		return "a comprehension"
 	}
 	return "an expression"
-}
-
-// decode checks the evaluated meta against lang.Meta.
-func (r metaReader) decode(m literal) (lang.Meta, error) {
-	var meta lang.Meta
-	var err error
-	if meta.Name, err = r.text(m, "name", "meta.name", true); err != nil {
-		return meta, err
-	}
-	if meta.Description, err = r.text(m, "description", "meta.description", true); err != nil {
-		return meta, err
-	}
-	if meta.WhenToUse, err = r.text(m, "whenToUse", "meta.whenToUse", false); err != nil {
-		return meta, err
-	}
-	phases, ok := m.get("phases")
-	if !ok {
-		return meta, nil
-	}
-	list, ok := phases.value.([]literal)
-	if !ok {
-		return meta, r.errorf(phases.at, `write "phases": [{"title": "Review"}, ...]`, "meta.phases must be a list")
-	}
-	for i, p := range list {
-		name := "meta.phases[" + strconv.Itoa(i) + "]"
-		if title, ok := p.value.(string); ok {
-			if strings.TrimSpace(title) == "" {
-				return meta, r.errorf(p.at, "", "%s must be a non-empty title", name)
-			}
-			meta.Phases = append(meta.Phases, lang.Phase{Title: title})
-			continue
-		}
-		if _, ok := p.value.([]field); !ok {
-			return meta, r.errorf(p.at, `write {"title": "Review"} or just "Review"`, "%s must be a dict or a string", name)
-		}
-		var ph lang.Phase
-		if ph.Title, err = r.text(p, "title", name+".title", true); err != nil {
-			return meta, err
-		}
-		if ph.Detail, err = r.text(p, "detail", name+".detail", false); err != nil {
-			return meta, err
-		}
-		if ph.Model, err = r.text(p, "model", name+".model", false); err != nil {
-			return meta, err
-		}
-		meta.Phases = append(meta.Phases, ph)
-	}
-	return meta, nil
-}
-
-// text reads the string field key of obj. A required field must be a
-// non-empty string; an optional one may be missing or None.
-func (r metaReader) text(obj literal, key, name string, required bool) (string, error) {
-	v, ok := obj.get(key)
-	if !ok {
-		if required {
-			return "", r.errorf(obj.at, `add "`+key+`": "..."`, "%s must be a non-empty string", name)
-		}
-		return "", nil
-	}
-	s, ok := v.value.(string)
-	switch {
-	case !ok && required, ok && required && strings.TrimSpace(s) == "":
-		return "", r.errorf(v.at, "", "%s must be a non-empty string", name)
-	case !ok:
-		return "", r.errorf(v.at, "", "%s must be a string", name)
-	}
-	return s, nil
 }

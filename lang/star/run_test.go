@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/lang"
+	"github.com/dynworkflow/dynworkflow/lang/langtest"
 )
 
 // load loads a script from text, failing the test on an error.
@@ -26,7 +27,7 @@ func load(t *testing.T, h *Host, name, text string) lang.Script {
 	return s
 }
 
-func runScript(t *testing.T, s lang.Script, env *fakeEnv) (json.RawMessage, error) {
+func runScript(t *testing.T, s lang.Script, env *langtest.Env) (json.RawMessage, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -57,8 +58,8 @@ def main(args):
     out.append("parent may change its own list")
     return out
 `)
-	env := newFakeEnv()
-	env.args = json.RawMessage(fmt.Sprintf(`{"n": %d}`, n))
+	env := langtest.NewEnv()
+	env.SetArgs(json.RawMessage(fmt.Sprintf(`{"n": %d}`, n)))
 	out, err := runScript(t, s, env)
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +74,8 @@ def main(args):
 			t.Fatalf("branch %d returned %v", i, v)
 		}
 	}
-	if len(env.calls) != 3*n || len(env.failures) != 0 || env.overlaps.Load() != 0 {
-		t.Fatalf("%d calls, failures %v, %d overlapping env calls", len(env.calls), env.failures, env.overlaps.Load())
+	if len(env.Calls()) != 3*n || len(env.Failures()) != 0 || env.Overlaps() != 0 {
+		t.Fatalf("%d calls, failures %v, %d overlapping env calls", len(env.Calls()), env.Failures(), env.Overlaps())
 	}
 }
 
@@ -100,8 +101,8 @@ def main(args):
     results = parallel(["item-%d" % i for i in range(args["n"])], branch)
     return {"results": results, "found": found, "counts": counts}
 `)
-	env := newFakeEnv()
-	env.args = json.RawMessage(fmt.Sprintf(`{"n": %d}`, n))
+	env := langtest.NewEnv()
+	env.SetArgs(json.RawMessage(fmt.Sprintf(`{"n": %d}`, n)))
 	out, err := runScript(t, s, env)
 	if err != nil {
 		t.Fatal(err)
@@ -122,10 +123,10 @@ def main(args):
 	if len(got.Found) != 0 || len(got.Counts) != 0 {
 		t.Fatalf("the parent's state changed: %s", out)
 	}
-	if len(env.failures) != n {
-		t.Fatalf("%d failures reported, want %d", len(env.failures), n)
+	if len(env.Failures()) != n {
+		t.Fatalf("%d failures reported, want %d", len(env.Failures()), n)
 	}
-	for _, f := range env.failures {
+	for _, f := range env.Failures() {
 		if !strings.Contains(f, "shared.workflow.star:10:") && !strings.Contains(f, "shared.workflow.star:12:") ||
 			!strings.Contains(f, "cannot append to frozen list") && !strings.Contains(f, "cannot insert into frozen hash table") {
 			t.Fatalf("failure %q does not name the line and the frozen value", f)
@@ -147,11 +148,11 @@ func TestStop(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := load(t, New(), "stop.workflow.star", "meta = {\"name\": \"stop\", \"description\": \"stopped mid-run\"}\n\ndef main(args):\n    "+tc.body+"\n")
-			env := newFakeEnv()
+			env := langtest.NewEnv()
 			started := make(chan struct{}, tc.started)
-			env.answer = func(ctx context.Context, c fakeCall) (json.RawMessage, error) {
+			env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
 				started <- struct{}{}
-				if c.prompt == "go" {
+				if c.Prompt == "go" {
 					return json.RawMessage(`"go"`), nil
 				}
 				<-ctx.Done()
@@ -176,8 +177,8 @@ func TestStop(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("Run did not return after its context was cancelled")
 			}
-			if len(env.failures) != 0 {
-				t.Errorf("a stop reported branch failures: %v", env.failures)
+			if len(env.Failures()) != 0 {
+				t.Errorf("a stop reported branch failures: %v", env.Failures())
 			}
 		})
 	}
@@ -195,7 +196,7 @@ def main(args):
         n += 1
 `)
 	t0 := time.Now()
-	_, err := runScript(t, s, newFakeEnv())
+	_, err := runScript(t, s, langtest.NewEnv())
 	var le *lang.Error
 	if !errors.As(err, &le) || le.Line != 7 || !strings.Contains(le.Message, "steps") {
 		t.Fatalf("error %v, want a step-limit error at line 7", err)
@@ -219,8 +220,8 @@ func TestEngineErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := load(t, New(), "budget.workflow.star", "meta = {\"name\": \"b\", \"description\": \"d\"}\n\ndef main(args):\n    "+tc.body+"\n")
-			env := newFakeEnv()
-			env.answer = func(context.Context, fakeCall) (json.RawMessage, error) { return nil, errBudget }
+			env := langtest.NewEnv()
+			env.Answer = func(context.Context, langtest.Call) (json.RawMessage, error) { return nil, errBudget }
 			out, err := runScript(t, s, env)
 			if tc.wantErr {
 				var le *lang.Error
@@ -229,8 +230,8 @@ func TestEngineErrors(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || string(out) != `[null,"fine"]` || len(env.failures) != tc.wantFail {
-				t.Fatalf("result %s, error %v, failures %v", out, err, env.failures)
+			if err != nil || string(out) != `[null,"fine"]` || len(env.Failures()) != tc.wantFail {
+				t.Fatalf("result %s, error %v, failures %v", out, err, env.Failures())
 			}
 		})
 	}
@@ -264,7 +265,7 @@ def main(args):
 	if got := s1.Files(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("Files() = %v, want %v", got, want)
 	}
-	out, err := runScript(t, s1, newFakeEnv())
+	out, err := runScript(t, s1, langtest.NewEnv())
 	if err != nil || string(out) != "2" {
 		t.Fatalf("result %s, error %v", out, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/lang"
+	"github.com/dynworkflow/dynworkflow/lang/langtest"
 )
 
 // TestScripts runs every testdata/*.workflow.star. A script states what it
@@ -39,7 +40,7 @@ func TestScripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := directives(string(text))
+			want := langtest.Directives(string(text), "# ")
 			errFile := file
 			if f, ok := want["error-file"]; ok {
 				errFile = filepath.Join("testdata", f[0])
@@ -58,9 +59,9 @@ func TestScripts(t *testing.T) {
 					t.Errorf("meta = %s\nwant   %s", got, exp[0])
 				}
 			}
-			env := newFakeEnv()
+			env := langtest.NewEnv()
 			if args, ok := want["args"]; ok {
-				env.args = json.RawMessage(args[0])
+				env.SetArgs(json.RawMessage(args[0]))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -70,41 +71,26 @@ func TestScripts(t *testing.T) {
 			} else if err != nil {
 				t.Fatalf("run: %v", err)
 			}
-			if exp, ok := want["want"]; ok && !sameJSON(out, exp[0]) {
+			if exp, ok := want["want"]; ok && !langtest.SameJSON(out, exp[0]) {
 				t.Errorf("result = %s\nwant     %s", out, exp[0])
 			}
 			if exp, ok := want["calls"]; ok {
 				sort.Strings(exp)
-				if got := env.callList(); !reflect.DeepEqual(got, exp) {
+				if got := env.CallList(); !reflect.DeepEqual(got, exp) {
 					t.Errorf("calls =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(exp, "\n  "))
 				}
 			}
-			if exp, ok := want["logs"]; ok && !reflect.DeepEqual(env.logs, exp) {
-				t.Errorf("logs = %q, want %q", env.logs, exp)
+			if exp, ok := want["logs"]; ok && !reflect.DeepEqual(env.Logs(), exp) {
+				t.Errorf("logs = %q, want %q", env.Logs(), exp)
 			}
 			if exp, ok := want["failures"]; ok {
-				checkFailures(t, env.failures, exp)
+				checkFailures(t, env.Failures(), exp)
 			}
-			if n := env.overlaps.Load(); n > 0 {
+			if n := env.Overlaps(); n > 0 {
 				t.Errorf("%d calls into the env overlapped another", n)
 			}
 		})
 	}
-}
-
-// directives reads the "# key: value" comments at the top of a script.
-func directives(text string) map[string][]string {
-	out := map[string][]string{}
-	for line := range strings.SplitSeq(text, "\n") {
-		rest, ok := strings.CutPrefix(line, "# ")
-		if !ok {
-			break
-		}
-		if key, value, ok := strings.Cut(rest, ": "); ok && !strings.Contains(key, " ") {
-			out[key] = append(out[key], value)
-		}
-	}
-	return out
 }
 
 func checkError(t *testing.T, file string, err error, want string) {
@@ -132,9 +118,4 @@ func checkFailures(t *testing.T, got, want []string) {
 			t.Errorf("failure %q, want %q", got[i], want[i])
 		}
 	}
-}
-
-func sameJSON(a json.RawMessage, b string) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
