@@ -12,7 +12,8 @@ import (
 
 // TestRealClaudeCode runs the real claude binary against the fake model
 // server. A cut stream is not an error here: Claude Code retries the
-// request without streaming by itself, and reports both attempts' usage.
+// request without streaming by itself, and reports the retry's usage plus,
+// when it read it before the cut, the cut attempt's.
 func TestRealClaudeCode(t *testing.T) {
 	clitest.RunScenarios(t, clitest.Suite{
 		CLI:         clitest.Claude,

@@ -114,6 +114,7 @@ func (messagesAPI) answer(a *answer) {
 	case Cut:
 		e.event("content_block_start", mustJSON(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}}))
 		textDelta("partial ")
+		a.s.reportCut(start)
 		e.cut()
 	}
 	for i, block := range content {

@@ -43,6 +43,7 @@ type Server struct {
 	forced   Scenario
 	delay    time.Duration
 	sent     executors.Usage
+	cutSent  executors.Usage
 	requests []Request
 	seq      int
 	// arrived is closed (and replaced) at each request, to wake waiters.
@@ -132,6 +133,22 @@ func (s *Server) report(u executors.Usage) {
 	s.mu.Lock()
 	s.sent = s.sent.Add(u)
 	s.mu.Unlock()
+}
+
+// reportCut notes usage that went out on a stream then cut: a client may or
+// may not have read it before the connection dropped.
+func (s *Server) reportCut(u executors.Usage) {
+	s.mu.Lock()
+	s.cutSent = s.cutSent.Add(u)
+	s.mu.Unlock()
+}
+
+// SentOnCutStreams is the part of Sent that went out on streams the server
+// then cut.
+func (s *Server) SentOnCutStreams() executors.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cutSent
 }
 
 // next numbers ids so that each answer has its own.
