@@ -28,7 +28,7 @@ func (a *app) liveOwner(ctx context.Context) (*web.Client, web.Descriptor, error
 	if err != nil {
 		return nil, web.Descriptor{}, err
 	}
-	path := filepath.Join(root, "projects", store.ProjectID(cwd), "runtime.json")
+	path := store.RuntimePath(root, store.ProjectID(cwd))
 	cl, d, err := web.Connect(ctx, path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && os.Getenv("DYNWORKFLOW_DEBUG") != "" {

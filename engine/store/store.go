@@ -108,7 +108,14 @@ func (s *Store) SavedDirs() []string {
 }
 
 // RuntimePath returns the file describing the project's live runtime.
-func (s *Store) RuntimePath() string { return filepath.Join(s.projectDir, "runtime.json") }
+func (s *Store) RuntimePath() string { return RuntimePath(s.root, s.projectID) }
+
+// RuntimePath is where the live runtime of the project with the given id
+// describes itself under root. It needs no open Store, so a client can look
+// for a live runtime without creating the state directories.
+func RuntimePath(root, projectID string) string {
+	return filepath.Join(root, "projects", projectID, "runtime.json")
+}
 
 // RunPaths returns the files of run runID. Check the id with ValidRunID
 // first: for an invalid id every path is empty, which no file operation
