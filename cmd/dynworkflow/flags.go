@@ -91,3 +91,18 @@ func (o *optionFlags) argsJSON(cmd *cobra.Command) (json.RawMessage, error) {
 	}
 	return json.RawMessage(text), nil
 }
+
+// localRuntime reads the flags a command running here needs (the simulated
+// executor's settings, the script's args) and opens the runtime.
+func (a *app) localRuntime(cmd *cobra.Command, of *optionFlags) (*engine.Runtime, json.RawMessage, error) {
+	sim, err := of.simulate()
+	if err != nil {
+		return nil, nil, err
+	}
+	scriptArgs, err := of.argsJSON(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	rt, err := a.runtime(sim)
+	return rt, scriptArgs, err
+}

@@ -32,15 +32,7 @@ it and returns at once; --attach follows the run to its end.`,
 					return a.forwardResume(cmd, &of, cl, d, args[0], scriptPath, fw.attach)
 				}
 			}
-			sim, err := of.simulate()
-			if err != nil {
-				return err
-			}
-			scriptArgs, err := of.argsJSON(cmd)
-			if err != nil {
-				return err
-			}
-			rt, err := a.runtime(sim)
+			rt, scriptArgs, err := a.localRuntime(cmd, &of)
 			if err != nil {
 				return err
 			}

@@ -41,15 +41,7 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 					return a.forwardRun(cmd, &of, cl, d, args[0], fw.attach)
 				}
 			}
-			sim, err := of.simulate()
-			if err != nil {
-				return err
-			}
-			scriptArgs, err := of.argsJSON(cmd)
-			if err != nil {
-				return err
-			}
-			rt, err := a.runtime(sim)
+			rt, scriptArgs, err := a.localRuntime(cmd, &of)
 			if err != nil {
 				return err
 			}
