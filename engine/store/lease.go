@@ -75,7 +75,7 @@ func (s *Store) AcquireLease(runID, owner string) (*Lease, error) {
 // tryLease makes one attempt. It returns a nil Lease and the holder's info
 // if the lock is held, or was replaced under us.
 func tryLease(runID, path, owner string) (*Lease, LeaseInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, fileMode)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, fileMode)
 	if err != nil {
 		return nil, LeaseInfo{}, err
 	}
@@ -93,7 +93,7 @@ func tryLease(runID, path, owner string) (*Lease, LeaseInfo, error) {
 		f.Close()
 		return nil, LeaseInfo{}, err
 	}
-	cur, err := os.Stat(path)
+	cur, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && !os.SameFile(id, cur) {
 		f.Close()
 		return nil, LeaseInfo{}, nil
@@ -146,7 +146,7 @@ func (l *Lease) check() error {
 	if l.file == nil {
 		return fmt.Errorf("run %s: %w: released", l.runID, ErrLeaseLost)
 	}
-	cur, err := os.Stat(l.path)
+	cur, err := os.Lstat(l.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("run %s: %w: its lock file was removed", l.runID, ErrLeaseLost)
 	}
@@ -219,7 +219,7 @@ func (s *Store) LeaseHolder(runID string) (LeaseInfo, bool, error) {
 	if err != nil {
 		return LeaseInfo{}, false, err
 	}
-	f, err := os.Open(paths.Lock)
+	f, err := openNoFollow(paths.Lock)
 	if errors.Is(err, fs.ErrNotExist) {
 		return LeaseInfo{}, false, nil
 	}

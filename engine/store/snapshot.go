@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -43,16 +44,46 @@ type Summary struct {
 	EndedAt     *time.Time `json:"endedAt,omitempty"`
 	Stats       Stats      `json:"stats"`
 	JournalSeq  int64      `json:"journalSeq"` // last journal record this snapshot reflects
+	// JournalSize, JournalHead and JournalTail are the journal's size and
+	// the checksums of its first and last records (journal.Mark) when the
+	// snapshot was written. A journal that no longer has them has changed
+	// since: the journal, not the snapshot, says what the run is.
+	JournalSize int64  `json:"journalSize,omitempty"`
+	JournalHead string `json:"journalHead,omitempty"`
+	JournalTail string `json:"journalTail,omitempty"`
 	// Stale marks a summary ListSummaries read from the backup: it is older
 	// than the journal, which the caller should fold instead.
 	Stale bool `json:"-"`
 }
 
+// crcTable is CRC-32C, as the journal's.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// summaryCRC is the checksum a snapshot file carries of its summary's
+// bytes, as its "summaryCrc" field, so that a damaged summary is read as
+// damaged rather than believed. Snapshots written before it have none and
+// are read as they are.
+func summaryCRC(raw []byte) string {
+	return fmt.Sprintf("%08x", crc32.Checksum(raw, crcTable))
+}
+
+// snapshotFile is a Snapshot as it is on disk: the summary first, since
+// ListSummaries decodes only the start of each file, and its checksum right
+// after it.
+type snapshotFile struct {
+	Summary    json.RawMessage `json:"summary"`
+	SummaryCRC string          `json:"summaryCrc,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Detail     json.RawMessage `json:"detail,omitempty"`
+}
+
+// errSummaryCRC is the error of a summary that does not match its
+// checksum.
+var errSummaryCRC = errors.New("the summary does not match its checksum")
+
 // A Snapshot is a fast-read projection of a run, rebuildable from its
-// journal.
+// journal. On disk it is a snapshotFile.
 type Snapshot struct {
-	// Summary must stay the first field: ListSummaries decodes only the
-	// start of each file.
 	Summary Summary         `json:"summary"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Detail  json.RawMessage `json:"detail,omitempty"` // opaque to the store
@@ -96,7 +127,11 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 	} else if snap.Summary.RunID != runID {
 		return fmt.Errorf("writing snapshot of run %s: summary names run %q", runID, snap.Summary.RunID)
 	}
-	data, err := json.Marshal(snap)
+	summary, err := json.Marshal(snap.Summary)
+	if err != nil {
+		return fmt.Errorf("writing snapshot of run %s: %w", runID, err)
+	}
+	data, err := json.Marshal(snapshotFile{Summary: summary, SummaryCRC: summaryCRC(summary), Result: snap.Result, Detail: snap.Detail})
 	if err != nil {
 		return fmt.Errorf("writing snapshot of run %s: %w", runID, err)
 	}
@@ -106,6 +141,13 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 	defer mu.Unlock()
 
 	tmp := paths.Snapshot + ".tmp"
+	renamed := false
+	defer func() {
+		// A failed write (a full disk) must not leave its temp file.
+		if !renamed {
+			_ = os.Remove(tmp)
+		}
+	}()
 	fail := func(err error) error { return fmt.Errorf("writing snapshot of run %s: %w", runID, err) }
 	if err := writeFileSync(tmp, data); err != nil {
 		return fail(err)
@@ -128,6 +170,7 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 	if err := os.Rename(tmp, paths.Snapshot); err != nil {
 		return fail(err)
 	}
+	renamed = true
 	s.remember(runID, written)
 	if err := s.step("renamed"); err != nil {
 		return err
@@ -206,12 +249,19 @@ func readEither[T any](paths Paths, runID string, read func(path, runID string) 
 }
 
 func readSnapshotFile(path, runID string) (*Snapshot, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFileNoFollow(path)
 	if err != nil {
 		return nil, err
 	}
-	var snap Snapshot
-	if err := json.Unmarshal(data, &snap); err != nil {
+	var file snapshotFile
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	if file.SummaryCRC != "" && file.SummaryCRC != summaryCRC(file.Summary) {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), errSummaryCRC)
+	}
+	snap := Snapshot{Result: file.Result, Detail: file.Detail}
+	if err := json.Unmarshal(file.Summary, &snap.Summary); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	if snap.Summary.RunID != runID {
