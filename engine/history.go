@@ -26,8 +26,11 @@ type history struct {
 	end        *endInfo
 	// usage is what every live attempt of every execution cost.
 	usage executors.Usage
-	// running is how many calls started without an end record, at the tail.
-	repair journal.Repair
+	// report is what the scan found besides good records: a torn tail it
+	// moved aside, damaged lines it skipped.
+	report journal.Report
+	// damaged describes the damaged lines, for the user.
+	damaged []DamagedRecord
 }
 
 // foldRecord is the part of a record a resume needs. Prompts, transcripts
@@ -56,7 +59,8 @@ func loadHistory(path string) (*history, error) {
 	h := &history{children: map[string]*scriptRecord{}, replay: newReplayIndex()}
 	sawRun := false
 	line := 0
-	repair, err := journal.Scan(path, func(b []byte) error {
+	finished := map[string]bool{}
+	report, err := journal.Scan(path, func(b []byte) error {
 		line++
 		var r foldRecord
 		if err := json.Unmarshal(b, &r); err != nil {
@@ -104,6 +108,7 @@ func loadHistory(path string) (*history, error) {
 				}
 			}
 			h.replay.addFinished(r.Path, r.Fingerprint, r.Result, u)
+			finished[r.Path] = true
 		case recFailed:
 			if r.Usage != nil {
 				h.usage = h.usage.Add(*r.Usage)
@@ -114,12 +119,19 @@ func loadHistory(path string) (*history, error) {
 		}
 		return nil
 	})
-	h.repair = repair
+	h.report = report
 	if err != nil {
 		return nil, err
 	}
+	h.damaged = describeDamage(report.Damaged, func(p string) bool { return finished[p] })
 	if !sawRun {
-		return nil, fmt.Errorf("%s: the journal has no run record; it is not a dynworkflow journal or it was cut before the run began", path)
+		for _, d := range h.damaged {
+			if d.Type == recRun || d.Line == 1 {
+				return nil, fmt.Errorf("%s: %w: the run record (line %d) is damaged (%s): the run's script, args and options are lost; "+
+					"show still lists its calls; start the workflow again with dynworkflow run", path, ErrNotResumable, d.Line, d.Reason)
+			}
+		}
+		return nil, fmt.Errorf("%s: %w: the journal has no run record; it is not a dynworkflow journal or it was cut before the run began", path, ErrNotResumable)
 	}
 	return h, nil
 }

@@ -27,10 +27,13 @@ const (
 	StatusCompleted Status = "completed"
 	StatusFailed    Status = "failed"
 	StatusStopped   Status = "stopped"
+	// StatusDamaged is a run whose journal is gone or lost its run record:
+	// what it did cannot be read back, and it cannot be resumed.
+	StatusDamaged Status = "damaged"
 )
 
-// Terminal reports whether a run in status s can still be resumed.
-func (s Status) Terminal() bool { return s == StatusStopped }
+// Terminal reports whether a run in status s can no longer be resumed.
+func (s Status) Terminal() bool { return s == StatusStopped || s == StatusDamaged }
 
 // Run is one execution of a workflow in this process. A resumed run is a
 // new Run with the same ID and a higher epoch.
@@ -77,7 +80,10 @@ type Run struct {
 	result      json.RawMessage
 	err         error
 	files       []string // every file this execution pulled in
-	done        chan struct{}
+	// warnings are what the user must hear about this execution: journal
+	// lines found damaged, and so calls that run again.
+	warnings []string
+	done     chan struct{}
 }
 
 // Files lists every file the execution depends on: the script, what it
@@ -140,6 +146,9 @@ type Outcome struct {
 	Stats       store.Stats     `json:"stats"`
 	Epoch       int             `json:"epoch"`
 	DurationMs  int64           `json:"durationMs"`
+	// Warnings are what the user must hear about the execution, such as
+	// damaged journal lines whose calls ran again.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Wait blocks until the execution ends (or ctx is done) and returns how it
@@ -159,7 +168,7 @@ func (r *Run) Outcome() Outcome {
 	defer r.mu.Unlock()
 	o := Outcome{
 		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
-		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch,
+		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Warnings: slices.Clone(r.warnings),
 	}
 	if o.Result == nil {
 		o.Result = json.RawMessage("null")
@@ -216,6 +225,10 @@ func (r *Run) summary() store.Summary {
 		Phase: r.phase, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
 		Stats: r.statsLocked(), JournalSeq: r.seq.Load(),
 	}
+	if r.journal != nil {
+		m := r.journal.Mark()
+		s.JournalSize, s.JournalHead, s.JournalTail = m.Size, m.Head, m.Tail
+	}
 	if r.err != nil {
 		s.Error = r.err.Error()
 	}
@@ -229,6 +242,9 @@ func (r *Run) summary() store.Summary {
 // execute runs the script and then settles the run's state on disk.
 func (r *Run) execute() {
 	defer close(r.done)
+	for _, w := range r.warnings {
+		r.logLine(r.main.root, "warn", w)
+	}
 	stopSnapshots := r.startSnapshots()
 	result, err := r.script.Run(r.ctx, r.main)
 	cause := context.Cause(r.ctx)
