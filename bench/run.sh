@@ -57,6 +57,10 @@ gb() {
 	result "engine: journal bytes per call, n=1000" "$(gb BenchmarkBytesPerCall/n=1000 journal-bytes/call)" B -
 	result "engine: List, 50 runs x 200 calls (in process)" "$(gb BenchmarkList50x200 ms/list)" ms -
 	result "engine: resume 10,000 calls all replayed" "$(awk -v ms="$(gb BenchmarkResumeAllReplayed10000 ms/resume)" 'BEGIN { printf "%.3f", ms / 1000 }')" s "<1"
+	result "engine: finished-to-durable window, 16 at a time, p50" "$(gb BenchmarkFinishedToDurable p50-ms)" ms -
+	result "engine: finished-to-durable window, 16 at a time, p99" "$(gb BenchmarkFinishedToDurable p99-ms)" ms "<20"
+	result "engine: finished-to-durable window, 16 at a time, max" "$(gb BenchmarkFinishedToDurable max-ms)" ms -
+	result "engine: one bare append+fdatasync here, wall" "$(gb BenchmarkFinishedToDurable fsync-ms)" ms -
 } >"$OUT/results.tsv"
 
 for script in cli-fanout.sh cli-list.sh cli-resume.sh; do

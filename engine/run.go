@@ -392,7 +392,7 @@ func (r *Run) startSnapshots() (stop func()) {
 				now := r.statsLocked()
 				r.mu.Unlock()
 				if now != last {
-					if err := r.writeSnapshot(); err != nil {
+					if err := r.refreshSnapshot(); err != nil {
 						r.rt.log.Warn("write snapshot", "run", r.id, "err", err)
 					}
 					last = now
@@ -404,14 +404,32 @@ func (r *Run) startSnapshots() (stop func()) {
 }
 
 func (r *Run) writeSnapshot() error {
-	if err := r.lease.Check(); err != nil {
+	snap, err := r.snapshot()
+	if err != nil {
 		return err
+	}
+	return r.rt.store.WriteSnapshot(r.id, snap)
+}
+
+// refreshSnapshot writes the snapshot without waiting for the disk: see
+// store.RefreshSnapshot.
+func (r *Run) refreshSnapshot() error {
+	snap, err := r.snapshot()
+	if err != nil {
+		return err
+	}
+	return r.rt.store.RefreshSnapshot(r.id, snap)
+}
+
+func (r *Run) snapshot() (*store.Snapshot, error) {
+	if err := r.lease.Check(); err != nil {
+		return nil, err
 	}
 	snap := &store.Snapshot{Summary: r.summary()}
 	r.mu.Lock()
 	snap.Result = r.result
 	r.mu.Unlock()
-	return r.rt.store.WriteSnapshot(r.id, snap)
+	return snap, nil
 }
 
 func (r *Run) setPhase(sc *scope, title string) {

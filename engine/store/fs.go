@@ -70,9 +70,9 @@ func tightenFiles(dir string) error {
 	return nil
 }
 
-// writeFileSync writes data to a new file at path with mode 0600 and syncs
-// it, replacing a leftover file of that name.
-func writeFileSync(path string, data []byte) error {
+// writeFileSync writes data to a new file at path with mode 0600 and, when
+// sync is set, syncs it, replacing a leftover file of that name.
+func writeFileSync(path string, data []byte, sync bool) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -81,7 +81,7 @@ func writeFileSync(path string, data []byte) error {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

@@ -118,6 +118,20 @@ type Snapshot struct {
 //
 // A crash can leave a stale tmp file; the next write replaces it.
 func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
+	return s.writeSnapshot(runID, snap, true)
+}
+
+// RefreshSnapshot is WriteSnapshot without the fsyncs, for the snapshots a
+// running run writes now and then: it keeps the disk free for the
+// journal's own fsyncs, on which finished calls wait. A crash can then
+// leave the snapshot and its backup older than the journal, or unreadable;
+// readers see that from the journal's Mark and the summary's checksum, and
+// fold the journal instead.
+func (s *Store) RefreshSnapshot(runID string, snap *Snapshot) error {
+	return s.writeSnapshot(runID, snap, false)
+}
+
+func (s *Store) writeSnapshot(runID string, snap *Snapshot, durable bool) error {
 	paths, err := s.runPaths(runID)
 	if err != nil {
 		return err
@@ -149,7 +163,7 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 		}
 	}()
 	fail := func(err error) error { return fmt.Errorf("writing snapshot of run %s: %w", runID, err) }
-	if err := writeFileSync(tmp, data); err != nil {
+	if err := writeFileSync(tmp, data, durable); err != nil {
 		return fail(err)
 	}
 	written, err := os.Stat(tmp)
@@ -174,6 +188,9 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 	s.remember(runID, written)
 	if err := s.step("renamed"); err != nil {
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	if err := fsx.SyncDir(s.runsDir); err != nil {
 		return fail(err)
