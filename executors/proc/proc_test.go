@@ -200,3 +200,61 @@ func TestReap(t *testing.T) {
 		})
 	}
 }
+
+// An entry written by another user, or planted as a symlink, is never acted
+// on: the process group it names is spared and the entry stays.
+func TestReapIgnoresForeignEntries(t *testing.T) {
+	plant := map[string]func(t *testing.T, path string){
+		"symlink": func(t *testing.T, path string) {
+			real := path + ".real"
+			if err := os.Rename(path, real); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(real, path); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"another user's": func(t *testing.T, path string) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to give a file to another user")
+			}
+			if err := os.Chown(path, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, plant := range plant {
+		t.Run(name, func(t *testing.T) {
+			reg, err := OpenRegistry(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exited := startOrphan(t, reg, deadOwner(t), func(s uint64) uint64 { return s })
+			entries, _ := os.ReadDir(reg.Dir())
+			plant(t, filepath.Join(reg.Dir(), entries[0].Name()))
+			found, err := reg.Reap(context.Background())
+			if err != nil || len(found) != 0 {
+				t.Errorf("Reap = %+v, %v; want nothing acted on", found, err)
+			}
+			select {
+			case <-exited:
+				t.Error("the group a foreign entry names was killed")
+			default:
+			}
+			if _, err := os.Lstat(filepath.Join(reg.Dir(), entries[0].Name())); err != nil {
+				t.Errorf("the foreign entry was removed: %v", err)
+			}
+		})
+	}
+}
+
+// The registry's directory must be ours, like every state directory.
+func TestRegistryRefusesASymlinkedDir(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "children")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenRegistry(link, nil); err == nil {
+		t.Error("OpenRegistry accepted a symlinked directory")
+	}
+}
