@@ -2,7 +2,6 @@ package star
 
 import (
 	"fmt"
-	"sync"
 
 	"go.starlark.net/starlark"
 
@@ -10,9 +9,8 @@ import (
 )
 
 // parallel and pipeline fan out. Every branch runs on its own thread in its
-// own goroutine, with its own scope on the thread, and takes the
-// interpreter lock to run; the caller lets go of the lock until every
-// branch is done.
+// own goroutine, with its own scope on the thread, and takes its turn to
+// run (see turns); the caller gives up its turn until every branch is done.
 //
 // What the branches are given, functions and items, is frozen first, and
 // with a function everything it captures: branches interleave in an order
@@ -146,19 +144,26 @@ func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 	return starlark.NewList(results), nil
 }
 
-// fanOut runs body(i) for every scope, each in its own goroutine under the
-// interpreter lock, and waits for all of them with the lock released. A
-// body that fails gives None, and the engine hears why, unless the run is
-// stopping: then the fan-out fails too.
+// fanOut runs body(i) for every scope, each in its own goroutine taking
+// turns with the others, and waits for all of them. The branches are
+// queued for the turn in index order before the caller gives it up, so
+// they start in that order, as JavaScript's do. A body that fails gives
+// None, and the engine hears why, unless the run is stopping: then the
+// fan-out fails too.
 func (r *run) fanOut(scopes []lang.Scope, body func(i int) (starlark.Value, error)) ([]starlark.Value, error) {
 	results := make([]starlark.Value, len(scopes))
-	var wg sync.WaitGroup
-	wg.Add(len(scopes))
+	if len(scopes) == 0 {
+		return results, nil
+	}
+	parent := r.turn.waiter()
+	// Counted only by the holder of the turn.
+	left := len(scopes)
 	for i := range scopes {
+		w := r.turn.waiter()
+		w.wake()
 		go func() {
-			defer wg.Done()
-			r.lock.Lock()
-			defer r.lock.Unlock()
+			w.wait()
+			defer r.turn.pass()
 			v, err := body(i)
 			if err != nil {
 				v = starlark.None
@@ -167,11 +172,13 @@ func (r *run) fanOut(scopes []lang.Scope, body func(i int) (starlark.Value, erro
 				}
 			}
 			results[i] = v
+			if left--; left == 0 {
+				parent.wake()
+			}
 		}()
 	}
-	r.lock.Unlock()
-	wg.Wait()
-	r.lock.Lock()
+	r.turn.pass()
+	parent.wait()
 	if r.ctx.Err() != nil {
 		return nil, r.stopped()
 	}
