@@ -59,7 +59,7 @@ func (x *recorder) order() []string {
 	return slices.Clone(x.prompts)
 }
 
-func newOrderRuntime(t *testing.T, x *recorder) *engine.Runtime {
+func newOrderRuntime(t testing.TB, x *recorder) *engine.Runtime {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(t.TempDir(), "state"), dir)
@@ -76,7 +76,7 @@ func newOrderRuntime(t *testing.T, x *recorder) *engine.Runtime {
 	return rt
 }
 
-func loadText(t *testing.T, rt *engine.Runtime, name, text string) lang.Script {
+func loadText(t testing.TB, rt *engine.Runtime, name, text string) lang.Script {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -116,7 +116,7 @@ func orderOptions(conc int) engine.Options {
 	return o
 }
 
-func runToEnd(t *testing.T, rt *engine.Runtime, r *engine.Run, err error) engine.Outcome {
+func runToEnd(t testing.TB, rt *engine.Runtime, r *engine.Run, err error) engine.Outcome {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
