@@ -196,4 +196,3 @@ func BenchmarkBurstAfterWarmup(b *testing.B) {
 	b.ReportMetric(ms(spreads[len(spreads)-1]), "start-max-ms")
 	b.ReportMetric(0, "ns/op")
 }
-
