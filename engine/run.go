@@ -260,6 +260,19 @@ func (r *Run) execute() {
 	r.finish(status, reason, result, err)
 }
 
+// callContext is what a call the script starts runs under: the run's
+// context, also cancelled when the host's own context for the call is (a
+// host may abandon a call before the run ends). Both hosts pass the run's
+// own context, which costs nothing extra.
+func (r *Run) callContext(host context.Context) (context.Context, context.CancelFunc) {
+	if host == r.ctx || host.Done() == nil {
+		return r.ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	stop := context.AfterFunc(host, func() { cancel(context.Cause(host)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
 // errExecutionEnded cancels what the script left behind when it returned.
 var errExecutionEnded = errors.New("execution ended")
 
@@ -286,7 +299,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	if err != nil {
 		end.Error = err.Error()
 	}
-	if werr := r.appendSync(&record{Type: recEnd, End: end}); werr != nil {
+	if werr := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
 		status, result, reason = StatusFailed, nil, ""
 		if errors.Is(werr, store.ErrLeaseLost) {
@@ -331,11 +344,11 @@ func (r *Run) append(rec *record) {
 	r.rt.buffers.Put(buf)
 }
 
-// appendSync writes a record and waits until it is on disk. Records that
-// are waited for together share one fsync.
-func (r *Run) appendSync(rec *record) error {
+// appendSync writes a record and waits until it is on disk, or until ctx
+// is done. Records that are waited for together share one fsync.
+func (r *Run) appendSync(ctx context.Context, rec *record) error {
 	buf := r.encode(rec)
-	err := r.journal.AppendSync(context.Background(), *buf)
+	err := r.journal.AppendSync(ctx, *buf)
 	r.rt.buffers.Put(buf)
 	return err
 }
