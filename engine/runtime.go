@@ -105,6 +105,9 @@ type StartRequest struct {
 // Start creates a run, makes it durable, and starts executing it. The
 // returned Run is already running; Wait for its outcome.
 func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if req.Script == nil {
 		return nil, errors.New("start: no script")
 	}
@@ -143,8 +146,9 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, jw, lease, now, now)
 	r.seq.Store(1)
 	if err := r.writeSnapshot(); err != nil {
-		rt.abandon(r)
-		return nil, fmt.Errorf("start run: %w", err)
+		err = fmt.Errorf("start run: %w", err)
+		rt.abandon(r, err)
+		return nil, err
 	}
 	rt.bus.Publish(id, EventRunStarted, StartedPayload{Name: meta.Name, Script: req.Script.Path()})
 	go r.execute()
@@ -169,12 +173,17 @@ func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script
 	return r
 }
 
-// abandon undoes a run that could not start.
-func (rt *Runtime) abandon(r *Run) {
+// abandon undoes a run that could not start. It ends the run like any
+// other, for whoever already waits on it (Close, say).
+func (rt *Runtime) abandon(r *Run, why error) {
 	r.cancel(ErrStopped)
 	_ = r.journal.Close()
 	r.lease.Release()
 	rt.forget(r)
+	r.mu.Lock()
+	r.status, r.err, r.endedAt = StatusFailed, why, time.Now()
+	r.mu.Unlock()
+	close(r.done)
 }
 
 func (rt *Runtime) forget(r *Run) {
@@ -232,7 +241,7 @@ func (rt *Runtime) Resume(ctx context.Context, id string, req ResumeRequest) (*R
 	if err != nil {
 		return nil, err
 	}
-	r, err := rt.resumeLeased(id, paths, lease, req)
+	r, err := rt.resumeLeased(ctx, id, paths, lease, req)
 	if err != nil {
 		lease.Release()
 		return nil, err
@@ -240,7 +249,7 @@ func (rt *Runtime) Resume(ctx context.Context, id string, req ResumeRequest) (*R
 	return r, nil
 }
 
-func (rt *Runtime) resumeLeased(id string, paths store.Paths, lease *store.Lease, req ResumeRequest) (*Run, error) {
+func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Paths, lease *store.Lease, req ResumeRequest) (*Run, error) {
 	h, err := loadHistory(paths.Journal)
 	if err != nil {
 		return nil, err
@@ -301,12 +310,12 @@ func (rt *Runtime) resumeLeased(id string, paths store.Paths, lease *store.Lease
 	if script.Hash() != h.scriptHash {
 		resume.ScriptPath, resume.ScriptText = script.Path(), string(script.Text())
 	}
-	if err := r.appendSync(&record{Type: recResume, Resume: resume}); err != nil {
-		rt.abandon(r)
+	if err := r.appendSync(ctx, &record{Type: recResume, Resume: resume}); err != nil {
+		rt.abandon(r, err)
 		return nil, err
 	}
 	if err := r.writeSnapshot(); err != nil {
-		rt.abandon(r)
+		rt.abandon(r, err)
 		return nil, err
 	}
 	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: mode.String(), Epoch: r.epoch,
@@ -368,7 +377,7 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 	r.seq.Store(f.lastSeq)
 	end := &endInfo{Status: string(status), PauseReason: reason,
 		Replayed: before.Stats.Replayed, Live: before.Stats.Live, Failed: before.Stats.Failed}
-	if err := r.appendSync(&record{Type: recEnd, End: end}); err != nil {
+	if err := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); err != nil {
 		_ = jw.Close()
 		return err
 	}
@@ -406,7 +415,7 @@ func (rt *Runtime) notLive(id string) error {
 // Delete removes a run that nobody executes.
 func (rt *Runtime) Delete(id string) error {
 	if _, ok := rt.Live(id); ok {
-		return fmt.Errorf("%s is running; stop it before deleting it", id)
+		return fmt.Errorf("%w: %s; stop it before deleting it", ErrRunning, id)
 	}
 	return rt.store.DeleteRun(id)
 }
