@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dynworkflow/dynworkflow/executors/proc"
 )
 
 // Exit codes.
@@ -25,6 +27,8 @@ const (
 )
 
 func main() {
+	// The agent supervisor is this binary run again (see proc.Supervisor).
+	proc.RunSupervisorIfAsked()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

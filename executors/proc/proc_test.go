@@ -27,9 +27,9 @@ func TestRunLinesStdinAndExit(t *testing.T) {
 		{"exit code", `echo x; exit 3`, nil, []string{"x"}, 3},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		eachMode(t, tc.name, func(t *testing.T, reg *Registry) {
 			var got []string
-			ex, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", tc.script}, Stdin: tc.stdin},
+			ex, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", tc.script}, Stdin: tc.stdin, Registry: reg},
 				func(l []byte) { got = append(got, string(l)) })
 			if err != nil {
 				t.Fatal(err)
@@ -45,18 +45,46 @@ func TestRunLinesStdinAndExit(t *testing.T) {
 }
 
 func TestRunMissingBinary(t *testing.T) {
-	if _, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope")}, nil); err == nil {
-		t.Fatal("want an error for a missing binary")
+	eachMode(t, "", func(t *testing.T, reg *Registry) {
+		if _, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope"), Registry: reg}, nil); err == nil {
+			t.Fatal("want an error for a missing binary")
+		}
+	})
+}
+
+// eachMode runs test with children started by us, and by a supervisor.
+func eachMode(t *testing.T, name string, test func(t *testing.T, reg *Registry)) {
+	for _, supervised := range []bool{false, true} {
+		sub := name + "/direct"
+		if supervised {
+			sub = name + "/supervised"
+		}
+		t.Run(strings.TrimPrefix(sub, "/"), func(t *testing.T) {
+			reg, err := OpenRegistry(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if supervised {
+				sup := NewSupervisor(nil)
+				if sup == nil {
+					t.Skip("no supervisor on this system")
+				}
+				t.Cleanup(func() { sup.Close() })
+				reg.Supervise(sup)
+			}
+			test(t, reg)
+		})
 	}
 }
 
 // TestStopSignalsTheGroup: a child that ignores SIGTERM is killed after
 // the grace period, and so is the grandchild it spawned.
 func TestStopSignalsTheGroup(t *testing.T) {
-	reg, err := OpenRegistry(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eachMode(t, "", testStopSignalsTheGroup)
+}
+
+func testStopSignalsTheGroup(t *testing.T, reg *Registry) {
+	var err error
 	ctx, cancel := context.WithCancel(context.Background())
 	grandchild := make(chan int, 1)
 	var ex Exit

@@ -67,7 +67,7 @@ func (chatAPI) answer(a *answer) {
 		e.cut()
 	case a.wantsTool():
 		chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_%04d", a.id), "type": "function",
-			"function": map[string]any{"name": a.req.shellTool, "arguments": string(mustJSON(map[string]string{"command": ToolCommand}))}}}}, nil)
+			"function": map[string]any{"name": a.req.shellTool, "arguments": string(mustJSON(map[string]string{"command": a.toolCommand()}))}}}}, nil)
 		chunk(map[string]any{}, "tool_calls")
 	default:
 		chunk(map[string]any{"role": "assistant", "content": a.text()}, nil)

@@ -63,7 +63,7 @@ func (messagesAPI) fail(a *answer) {
 func (a *answer) messageContent() ([]map[string]any, string) {
 	switch {
 	case a.wantsTool():
-		input := map[string]any{"command": ToolCommand}
+		input := map[string]any{"command": a.toolCommand()}
 		if a.req.shellTool == "Bash" {
 			input["description"] = "Print hi"
 		}

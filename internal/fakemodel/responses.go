@@ -72,9 +72,9 @@ func (responsesAPI) answer(a *answer) {
 		delta("partial ")
 		e.cut()
 	case a.wantsTool():
-		args := mustJSON(map[string]string{"cmd": ToolCommand})
+		args := mustJSON(map[string]string{"cmd": a.toolCommand()})
 		if a.req.shellTool == "shell" {
-			args = mustJSON(map[string][]string{"command": {"bash", "-lc", ToolCommand}})
+			args = mustJSON(map[string][]string{"command": {"bash", "-lc", a.toolCommand()}})
 		}
 		e.event("response.output_item.done", mustJSON(map[string]any{"type": "response.output_item.done", "output_index": 0,
 			"item": map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%04d", a.id), "call_id": fmt.Sprintf("call_%04d", a.id),

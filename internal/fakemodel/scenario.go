@@ -55,3 +55,11 @@ func scenarioOf(body []byte) Scenario {
 	}
 	return Text
 }
+
+// toolCommand is the shell command the Tool scenario asks for.
+func (a *answer) toolCommand() string {
+	if a.s.opts.ToolCommand != "" {
+		return a.s.opts.ToolCommand
+	}
+	return ToolCommand
+}

@@ -23,6 +23,10 @@ type Options struct {
 	// SlowInterval is the gap between deltas of the Slow scenario;
 	// zero means 200ms.
 	SlowInterval time.Duration
+	// ToolCommand, if set, is the shell command the Tool scenario asks
+	// for instead of ToolCommand: a test can have an agent start a
+	// process of its own.
+	ToolCommand string
 }
 
 // Request is what the server saw of one request.
