@@ -15,7 +15,7 @@ import (
 // (then stop), prints the outcome and returns the exit code as an error.
 func (a *app) follow(ctx context.Context, rt *engine.Runtime, r *engine.Run) error {
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 
 	view := newProgressView(a.stderr, rt, r, !a.json && isTerminal(a.stderr))
