@@ -56,6 +56,7 @@ const (
 	codeUnavailable    = "shutting_down"
 	codeInternal       = "internal"
 	codeUnsupportedMed = "unsupported_media_type"
+	codeTooManyStreams = "too_many_streams"
 )
 
 // classify turns an engine, store or script error into an API error, so

@@ -117,7 +117,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		first = engine.StartRequest{Script: script, Args: scriptArgs, Options: opts}
 	}
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	ln, err := web.ListenLoopback(host, port)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), err)
 	}
