@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
@@ -26,6 +27,8 @@ type app struct {
 	json     bool
 	// commandExecutors are the --command-executor specs, [NAME=]TEMPLATE.
 	commandExecutors []string
+	// jsBusyLimit is --js-busy-limit.
+	jsBusyLimit time.Duration
 }
 
 // projectDir is --cwd made absolute, or the working directory.
@@ -52,8 +55,8 @@ func (a *app) stateRoot() (string, error) {
 }
 
 // hosts is every script language this build knows.
-func hosts() *lang.Registry {
-	return lang.NewRegistry(jsvm.New(), star.New())
+func (a *app) hosts() *lang.Registry {
+	return lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit}), star.New())
 }
 
 // runtime opens the project's store and a runtime over it.
@@ -89,7 +92,7 @@ func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (
 	}
 	cfg := engine.Config{
 		Store:     st,
-		Hosts:     hosts(),
+		Hosts:     a.hosts(),
 		Executors: set,
 		Cwd:       cwd,
 		Logger:    log,

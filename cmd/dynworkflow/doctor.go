@@ -62,7 +62,7 @@ that call goes to the model the CLI is configured for, and costs a few tokens.`,
 			if err != nil {
 				add("state", false, "%v", err)
 			}
-			add("languages", true, "%s", strings.Join(hosts().Extensions(), ", "))
+			add("languages", true, "%s", strings.Join(a.hosts().Extensions(), ", "))
 			add("executor simulate", true, "built in")
 			log := slog.New(slog.DiscardHandler)
 			clis := cliExecutors(nil, log)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/executors/proc"
+	"github.com/dynworkflow/dynworkflow/jsvm"
 )
 
 // Exit codes.
@@ -107,9 +108,17 @@ edited resumes without paying for finished calls again.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if a.jsBusyLimit <= 0 {
+			return usageErrorf("--js-busy-limit must be a positive duration, such as 30s or 5m, not %s", a.jsBusyLimit)
+		}
+		return nil
+	}
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "project directory (default: the current directory)")
 	root.PersistentFlags().StringVar(&a.stateDir, "state-dir", "", "state root (default: $DYNAMIC_WORKFLOWS_HOME, else ~/.pi/workflows)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().DurationVar(&a.jsBusyLimit, "js-busy-limit", jsvm.DefaultBusyLimit,
+		"stop a JavaScript workflow that computes this long without waiting for the engine (an endless loop)")
 	root.PersistentFlags().StringArrayVar(&a.commandExecutors, "command-executor", nil,
 		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt} {model} {effort} {schema} {schema_file} {dir}; without {prompt} the prompt goes to stdin")
 	root.AddCommand(
