@@ -55,7 +55,7 @@ type corruptionEnv struct {
 	answers  map[string]string // finished call path -> answer, compact JSON
 }
 
-func newCorruptionEnv(t *testing.T, n int) *corruptionEnv {
+func newCorruptionEnv(t testing.TB, n int) *corruptionEnv {
 	t.Helper()
 	cwd := t.TempDir()
 	st, err := store.Open(filepath.Join(t.TempDir(), "state"), cwd)
