@@ -84,6 +84,9 @@ func (a *app) printOutcome(o engine.Outcome) {
 		_ = enc.Encode(o)
 		return
 	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", w)
+	}
 	st := o.Stats
 	fmt.Fprintf(a.stderr, "%s %s in %s · %d agents (%d replayed, %d live, %d failed) · tokens %s in / %s out\n",
 		o.RunID, o.Status, humanMs(o.DurationMs), st.Agents, st.Replayed, st.Live, st.Failed,

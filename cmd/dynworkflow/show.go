@@ -40,6 +40,12 @@ func (a *app) showCommand() *cobra.Command {
 			if s.Error != "" {
 				fmt.Fprintf(a.stdout, "error: %s\n", s.Error)
 			}
+			for _, dm := range d.Damaged {
+				fmt.Fprintf(a.stdout, "damaged: %s\n", dm)
+			}
+			if d.TornBytes > 0 {
+				fmt.Fprintf(a.stdout, "torn: the journal ends with %d bytes of a record a crash cut short; the next resume sets them aside\n", d.TornBytes)
+			}
 			fmt.Fprintf(a.stdout, "script %s (%.12s) · executor %s · %d agents (%d replayed, %d live, %d failed) · tokens %s in / %s out\n",
 				d.Script.Path, d.Script.Hash, d.Options.Executor, s.Stats.Agents, s.Stats.Replayed, s.Stats.Live, s.Stats.Failed,
 				humanCount(s.Stats.InputTokens), humanCount(s.Stats.OutputTokens))
