@@ -317,11 +317,13 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	}
 	if werr := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
-		status, result, reason = StatusFailed, nil, ""
-		if errors.Is(werr, store.ErrLeaseLost) {
-			status, reason = StatusPaused, "the run's lease was lost before its end was journaled"
-		}
+		// Without its end record the journal says the run was cut short:
+		// paused, as the next listing shows it, and resumable.
 		err = fmt.Errorf("the end of the run could not be journaled: %w", werr)
+		status, result, reason = StatusPaused, nil, stateLost(err)
+		if errors.Is(werr, store.ErrLeaseLost) {
+			reason = "the run's lease was lost before its end was journaled"
+		}
 		end.Status, end.PauseReason, end.Result, end.Error = string(status), reason, nil, err.Error()
 	}
 	r.mu.Lock()
@@ -343,12 +345,15 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 // fail ends the run because its state can no longer be written.
 func (r *Run) fail(err error) {
 	r.rt.log.Error("run cannot continue", "run", r.id, "err", err)
-	r.mu.Lock()
-	if r.err == nil {
-		r.err = err
-	}
-	r.mu.Unlock()
-	r.cancel(err)
+	// What is on disk is what the journal holds, every finished call of it
+	// intact: the run is paused there, and says why.
+	r.cancel(&pauseCause{reason: stateLost(err)})
+}
+
+// stateLost is the pause reason of a run whose state could not be written.
+func stateLost(err error) string {
+	return "its state could not be written (" + err.Error() + "); every finished call is journaled: " +
+		"fix that (free disk space?) and resume it"
 }
 
 // append queues a record; it becomes durable with the next sync.
