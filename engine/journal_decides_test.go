@@ -88,3 +88,35 @@ return await parallel(Array.from({ length: 200 }, (_, i) => () => agent('task ' 
 		t.Errorf("a deleted damaged run is still listed: %+v", sums)
 	}
 }
+
+// Recover removes what an older version's start killed before its run
+// record left (an empty journal, no snapshot), and leaves a damaged run
+// with a snapshot to be seen.
+func TestRecoverSweepsEmptyJournals(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	st := h.rt.Store()
+	empty := st.RunPaths("empty-1")
+	if err := os.WriteFile(empty.Journal, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty.Lock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := h.write("one.workflow.js", "export const meta = { name: 'one', description: 'd' }\nreturn await agent('x')")
+	o := h.run(s, "", testOptions())
+	if err := os.WriteFile(st.RunPaths(o.RunID).Journal, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.rt.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{empty.Journal, empty.Lock} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s survived Recover: %v", p, err)
+		}
+	}
+	sums, err := h.rt.List()
+	if err != nil || len(sums) != 1 || sums[0].RunID != o.RunID || sums[0].Status != string(engine.StatusDamaged) || sums[0].Name != "one" {
+		t.Errorf("list after Recover = %+v, %v; want only the damaged run, named", sums, err)
+	}
+}
