@@ -164,12 +164,18 @@ func (e *corruptionEnv) check(t *testing.T, what string, journal []byte) (replay
 }
 
 // offsets returns every offset below n, or a random sample of count of
-// them.
+// them. DYNWORKFLOW_CORRUPTION=all asks for every one, and
+// DYNWORKFLOW_CORRUPTION_SHARD=i/k for every k-th from i, so that k
+// processes can share the work.
 func offsets(n, count int, rng *rand.Rand) []int {
 	if os.Getenv("DYNWORKFLOW_CORRUPTION") == "all" || count >= n {
-		out := make([]int, n)
-		for i := range out {
-			out[i] = i
+		var shard, shards int
+		if _, err := fmt.Sscanf(os.Getenv("DYNWORKFLOW_CORRUPTION_SHARD"), "%d/%d", &shard, &shards); err != nil || shards < 1 {
+			shard, shards = 0, 1
+		}
+		var out []int
+		for i := shard; i < n; i += shards {
+			out = append(out, i)
 		}
 		return out
 	}
