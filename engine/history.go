@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,13 +59,11 @@ type foldRecord struct {
 func loadHistory(path string) (*history, error) {
 	h := &history{children: map[string]*scriptRecord{}, replay: newReplayIndex()}
 	sawRun := false
-	line := 0
 	finished := map[string]bool{}
 	report, err := journal.Scan(path, func(b []byte) error {
-		line++
 		var r foldRecord
 		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: line %d: %w", path, line, err)
+			return err
 		}
 		if r.Seq > h.lastSeq {
 			h.lastSeq = r.Seq
@@ -72,7 +71,7 @@ func loadHistory(path string) (*history, error) {
 		switch r.Type {
 		case recRun:
 			if r.Run == nil {
-				return fmt.Errorf("%s: line %d: run record without a header", path, line)
+				return errors.New("a run record without its header")
 			}
 			sawRun = true
 			h.created = time.UnixMilli(r.Time)
@@ -81,7 +80,7 @@ func loadHistory(path string) (*history, error) {
 			h.args, h.options = r.Run.Args, r.Run.Options
 		case recResume:
 			if r.Resume == nil {
-				return fmt.Errorf("%s: line %d: resume record without a header", path, line)
+				return errors.New("a resume record without its header")
 			}
 			h.epoch = r.Epoch
 			h.scriptHash = r.Resume.NewHash

@@ -156,17 +156,15 @@ func foldJournal(path string) (*fold, error) {
 		return &d.Calls[i]
 	}
 	children := map[string]int{}
-	line := 0
 	mark, err := journal.ReadMark(path)
 	if err != nil {
 		return nil, err
 	}
 	f.mark = mark
 	rep, err := journal.ScanReadOnly(path, func(b []byte) error {
-		line++
 		var r record
 		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: line %d: %w", path, line, err)
+			return err
 		}
 		f.lastSeq = max(f.lastSeq, r.Seq)
 		at := time.UnixMilli(r.Time).UTC()
@@ -175,7 +173,7 @@ func foldJournal(path string) (*fold, error) {
 		case recRun:
 			h := r.Run
 			if h == nil {
-				return fmt.Errorf("%s: line %d: run record without a header", path, line)
+				return errors.New("a run record without its header")
 			}
 			f.sawRun = true
 			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText}
@@ -184,7 +182,7 @@ func foldJournal(path string) (*fold, error) {
 		case recResume:
 			h := r.Resume
 			if h == nil {
-				return fmt.Errorf("%s: line %d: resume record without a header", path, line)
+				return errors.New("a resume record without its header")
 			}
 			d.Script.Hash = h.NewHash
 			if h.ScriptText != "" {
@@ -242,7 +240,7 @@ func foldJournal(path string) (*fold, error) {
 			d.Logs = append(d.Logs, LogLine{Time: at, Scope: r.Path, Level: "phase", Message: r.Message})
 		case recEnd:
 			if r.End == nil {
-				return fmt.Errorf("%s: line %d: end record without its outcome", path, line)
+				return errors.New("an end record without its outcome")
 			}
 			if n := len(d.Executions); n > 0 {
 				d.Executions[n-1].End = r.End

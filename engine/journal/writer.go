@@ -43,7 +43,7 @@ type Writer struct {
 	records, batches, fsyncs, bytesWritten atomic.Int64
 
 	markMu sync.Mutex
-	mark   Mark // size and last record after the last write
+	mark   Mark // as of the last write
 }
 
 // A batch is the set of records that go out in one write. Waiters hold on
@@ -113,7 +113,7 @@ func Create(path string, first []byte, opts ...Options) (*Writer, error) {
 		return nil, err
 	}
 	tmp := path + ".new"
-	err := writeNew(tmp, append(appendSealed(nil, first), '\n'), true)
+	err := writeNew(tmp, append(appendSealed(nil, first), '\n'))
 	if err == nil {
 		// A link, unlike a rename, never replaces an existing journal.
 		err = os.Link(tmp, path)
@@ -130,9 +130,9 @@ func Create(path string, first []byte, opts ...Options) (*Writer, error) {
 	return Open(path, opts...)
 }
 
-// writeNew writes data to a new file at path with mode 0600, synced when
-// sync is set. A leftover file of that name from a crash is replaced.
-func writeNew(path string, data []byte, sync bool) error {
+// writeNew writes data to a new file at path with mode 0600 and syncs it.
+// A leftover file of that name from a crash is replaced.
+func writeNew(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		if err := os.Remove(path); err != nil {
@@ -144,7 +144,7 @@ func writeNew(path string, data []byte, sync bool) error {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil && sync {
+	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
