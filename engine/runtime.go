@@ -421,8 +421,8 @@ func (rt *Runtime) Delete(id string) error {
 }
 
 // List returns the project's runs, newest first. A snapshot is trusted
-// while its journal still has the Mark the snapshot recorded (one stat and
-// one small read per run); a journal that has changed since (grown by a
+// while its journal still has the Mark the snapshot recorded (a stat and
+// two small reads per run); a journal that has changed since (grown by a
 // process that crashed before its next snapshot, cut, replaced, damaged at
 // its end) is folded instead: the journal decides. A run recorded as
 // running whose owner is gone shows as paused: that is what it is, and the

@@ -275,7 +275,15 @@ func (s *Supervisor) start(cmd command, stdin, stdout, stderr *os.File) (int, *s
 		}
 		return m.Pid, c, nil
 	case <-time.After(supervisorStartTimeout):
+		// A stuck helper may still start the child later: kill it, and
+		// with it (Pdeathsig) whatever it started, before the caller
+		// starts the child some other way.
 		s.forget(id)
+		s.mu.Lock()
+		if s.helper != nil && s.conn == conn {
+			_ = s.helper.Process.Kill()
+		}
+		s.mu.Unlock()
 		return 0, nil, errors.New("the agent supervisor does not answer")
 	}
 }
