@@ -65,14 +65,14 @@ func (s *Server) events(c echo.Context) error {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	res.WriteHeader(http.StatusOK)
+	// Every round of writes gets its deadline: a client that does not
+	// read for StreamWriteTimeout is cut off, and what its stream held
+	// is freed.
 	rc := http.NewResponseController(res)
-	flush := func() error {
-		_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamWriteTimeout))
-		return rc.Flush()
-	}
-	st := &stream{w: bufio.NewWriterSize(res, 4096), flush: flush, sent: since, bus: bus, filter: filter, epoch: s.epoch,
+	arm := func() { _ = rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamWriteTimeout)) }
+	st := &stream{w: bufio.NewWriterSize(res, 4096), flush: rc.Flush, sent: since, bus: bus, filter: filter, epoch: s.epoch,
 		encoded: s.encoded}
-	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamWriteTimeout))
+	arm()
 	st.printf("retry: 1000\n\n")
 	switch {
 	case resume && start.epoch != "" && start.epoch != s.epoch:
@@ -94,15 +94,18 @@ func (s *Server) events(c echo.Context) error {
 		case <-s.streams.Done():
 			// The runtime closed before the streams end: its last events
 			// (runs paused by the shutdown) are queued; send them.
+			arm()
 			st.drain(sub)
 			_ = st.flushNow()
 			return nil
 		case <-keepalive.C:
+			arm()
 			st.printf(": keepalive\n\n")
 		case ev, ok := <-sub.C:
 			if !ok {
 				return nil
 			}
+			arm()
 			st.deliver(ev)
 			// Write what else is queued before flushing: one syscall for
 			// a burst.
