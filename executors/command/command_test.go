@@ -60,7 +60,8 @@ func TestRun(t *testing.T) {
 		{name: "json error class", template: `echo '{"error":{"class":"rate-limited","message":"slow down"}}'`, wantClass: ptr(executors.RateLimited)},
 		{name: "exit 75 is transient", template: `sh -c 'exit 75'`, wantClass: ptr(executors.Transient)},
 		{name: "exit 1 is terminal", template: `sh -c 'echo boom >&2; exit 1'`, wantClass: ptr(executors.Terminal)},
-		{name: "missing binary is terminal", template: `/nonexistent/tool`, wantClass: ptr(executors.Terminal)},
+		{name: "missing binary makes it unavailable", template: `/nonexistent/tool`, wantClass: ptr(executors.Unavailable)},
+		{name: "permissions placeholder", template: `echo {permissions}`, wantText: "workspace-write"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

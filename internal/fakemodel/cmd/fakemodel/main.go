@@ -14,15 +14,25 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/dynworkflow/dynworkflow/internal/clitest"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
 )
 
 func main() {
 	cli := flag.String("env", "", "print the environment for this CLI: codex, claude or pi")
 	dir := flag.String("dir", "", "where to write the CLI's config (default: a new temporary directory)")
+	logFile := flag.String("log", "", "append every request (path, scenario, body) to this file as JSON lines")
 	flag.Parse()
-	srv, err := fakemodel.Start(fakemodel.Options{})
+	var opts fakemodel.Options
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		opts.Log = f
+	}
+	srv, err := fakemodel.Start(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -37,7 +47,7 @@ func main() {
 				os.Exit(1)
 			}
 		}
-		env, err := clitest.Env(*cli, srv.URL(), d)
+		env, err := fakemodel.ClientEnv(*cli, srv.URL(), d)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
