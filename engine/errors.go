@@ -16,6 +16,9 @@ var (
 	ErrNotResumable    = errors.New("run cannot be resumed")
 	ErrNotRunning      = errors.New("run is not running in this process")
 	ErrRateLimited     = errors.New("rate limited")
+	// ErrExecutorUnavailable is a call stopped because its executor
+	// cannot serve any call (missing binary, no login, unknown model).
+	ErrExecutorUnavailable = errors.New("executor unavailable")
 )
 
 // Error is an engine error a script can see, with a stable code.

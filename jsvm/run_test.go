@@ -69,7 +69,7 @@ func TestResults(t *testing.T) {
 			`"agent(): option effort must be one of low, medium, high, xhigh, max, not \"huge\""`},
 		{"try { agent(42) } catch (e) { return String(e) }", `"TypeError: agent(): the prompt must be a string, not a number"`},
 		{"try { agent('x', { tools: [] }) } catch (e) { return e.message }",
-			`"agent(): unknown option \"tools\"; the options are label, phase, schema, model, effort, agentType, isolation, executor, timeoutMs, retries"`},
+			`"agent(): unknown option \"tools\"; the options are label, phase, schema, model, effort, agentType, isolation, executor, permissions, timeoutMs, retries"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
