@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors"
 )
 
 // StartRequest is the body of POST /api/runs. Exactly one of Script, Name
@@ -45,9 +47,18 @@ type ResumeRequest struct {
 }
 
 // RunOptions are the options a request may set; unset ones keep their
-// default (or, on resume, the run's).
+// default (the server's: what serve was started with), or on resume the
+// run's.
 type RunOptions struct {
-	Executor       *string `json:"executor,omitempty"`
+	Executor *string `json:"executor,omitempty"`
+	// DefaultExecutor is the seed runtime's name for Executor, which wins
+	// when both are given.
+	DefaultExecutor *string `json:"defaultExecutor,omitempty"`
+	// Model is the model of calls on the run's executor that name none.
+	Model *string `json:"model,omitempty"`
+	// Permissions is the policy of calls that set none: workspace-write,
+	// read-only or full-access.
+	Permissions    *string `json:"permissions,omitempty"`
 	Concurrency    *int    `json:"concurrency,omitempty"`
 	MaxAgents      *int    `json:"maxAgents,omitempty"`
 	MaxItems       *int    `json:"maxItems,omitempty"`
@@ -66,8 +77,14 @@ func (o *RunOptions) Apply(opts *engine.Options) {
 			*dst = *v
 		}
 	}
-	if o.Executor != nil {
-		opts.Executor = *o.Executor
+	if e := cmp.Or(o.Executor, o.DefaultExecutor); e != nil {
+		opts.Executor, opts.ExecutorSource = *e, "request"
+	}
+	if o.Model != nil {
+		opts.Model = *o.Model
+	}
+	if o.Permissions != nil {
+		opts.Permissions = executors.Permissions(*o.Permissions)
 	}
 	set(&opts.Concurrency, o.Concurrency)
 	set(&opts.MaxAgents, o.MaxAgents)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 )
 
 // follow shows a run's progress until it ends, turns Ctrl-C into pause
@@ -20,6 +22,9 @@ func (a *app) follow(ctx context.Context, rt *engine.Runtime, r *engine.Run) err
 
 	view := newProgressView(a.stderr, rt, r, !a.json && isTerminal(a.stderr))
 	view.start()
+	if r.Progress().SimulatedAnswers && !a.json {
+		view.note(simulatedNote)
+	}
 	interrupts, stop := 0, false
 	onSignal := func() {
 		interrupts++
@@ -85,9 +90,14 @@ func (a *app) printOutcome(o engine.Outcome) {
 		return
 	}
 	st := o.Stats
-	fmt.Fprintf(a.stderr, "%s %s in %s · %d agents (%d replayed, %d live, %d failed) · tokens %s in / %s out\n",
+	simulated := ""
+	if o.SimulatedAnswers {
+		simulated = " · simulated answers"
+	}
+	fmt.Fprintf(a.stderr, "%s %s in %s · %d agents (%d replayed, %d live, %d failed) · tokens %s in / %s out%s\n",
 		o.RunID, o.Status, humanMs(o.DurationMs), st.Agents, st.Replayed, st.Live, st.Failed,
-		humanCount(st.InputTokens), humanCount(st.OutputTokens))
+		humanCount(st.InputTokens), humanCount(st.OutputTokens), simulated)
+	printFailures(a.stderr, o.Failures)
 	switch o.Status {
 	case engine.StatusCompleted:
 		printResult(a.stdout, o.Result)
@@ -103,6 +113,33 @@ func (a *app) printOutcome(o engine.Outcome) {
 		fmt.Fprintln(a.stderr, "stopped")
 	}
 }
+
+// printFailures prints the failed calls grouped by cause: how many, the
+// first of them, and what they said.
+func printFailures(w io.Writer, groups []engine.FailureGroup) {
+	if len(groups) == 0 {
+		return
+	}
+	total := 0
+	for _, g := range groups {
+		total += g.Count
+	}
+	fmt.Fprintf(w, "%d failed %s, by cause (see: dynworkflow show RUN):\n", total, plural(total, "call", "calls"))
+	for _, g := range groups {
+		fmt.Fprintf(w, "  %4d× %-9s first %s: %s\n", g.Count, g.Class, g.FirstPath, clip(g.Message, 160))
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// simulatedNote tells a user that the answers they are about to see are
+// made up, when they did not ask for that.
+const simulatedNote = "simulated answers: no executor was chosen, so the built-in simulator answers. Pick one with --executor codex|claude-code|pi, or defaultExecutor in " + execconfig.ProjectFile
 
 // printResult prints a string result as text and anything else as JSON.
 func printResult(w interface{ Write([]byte) (int, error) }, result json.RawMessage) {

@@ -164,6 +164,9 @@ func (v *progressView) drawLocked() {
 	s := p.Stats
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", v.src.ID())
+	if p.SimulatedAnswers {
+		b.WriteString(" · simulated answers")
+	}
 	if p.Phase != "" {
 		fmt.Fprintf(&b, " · %s", p.Phase)
 	}

@@ -40,8 +40,12 @@ func (a *app) showCommand() *cobra.Command {
 			if s.Error != "" {
 				fmt.Fprintf(a.stdout, "error: %s\n", s.Error)
 			}
+			executor := d.Options.Executor
+			if d.SimulatedAnswers {
+				executor += " (simulated answers: no executor was chosen)"
+			}
 			fmt.Fprintf(a.stdout, "script %s (%.12s) · executor %s · %d agents (%d replayed, %d live, %d failed) · tokens %s in / %s out\n",
-				d.Script.Path, d.Script.Hash, d.Options.Executor, s.Stats.Agents, s.Stats.Replayed, s.Stats.Live, s.Stats.Failed,
+				d.Script.Path, d.Script.Hash, executor, s.Stats.Agents, s.Stats.Replayed, s.Stats.Live, s.Stats.Failed,
 				humanCount(s.Stats.InputTokens), humanCount(s.Stats.OutputTokens))
 			for _, e := range d.Executions {
 				end := "running"
@@ -53,7 +57,7 @@ func (a *app) showCommand() *cobra.Command {
 			out := bufio.NewWriter(a.stdout)
 			defer out.Flush()
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "\nCALL\tSTATUS\tLABEL\tTOKENS\tRESULT")
+			fmt.Fprintln(tw, "\nCALL\tSTATUS\tLABEL\tPERMISSIONS\tTOKENS\tRESULT")
 			for _, c := range d.Calls {
 				tokens := ""
 				if c.Usage != nil {
@@ -63,9 +67,13 @@ func (a *app) showCommand() *cobra.Command {
 				if c.Error != "" {
 					result = "error: " + c.Error
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Path, c.Status, c.Label, tokens, clip(result, 80))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Path, c.Status, c.Label, c.Permissions, tokens, clip(result, 80))
 			}
 			_ = tw.Flush()
+			if len(d.Failures) > 0 {
+				fmt.Fprintln(out)
+				printFailures(out, d.Failures)
+			}
 			if len(d.Result) > 0 {
 				fmt.Fprintln(a.stdout, "\nresult:")
 				printResult(a.stdout, d.Result)

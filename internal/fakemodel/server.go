@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,8 @@ type Options struct {
 	// Log, when set, receives one JSON line per model request: its path,
 	// scenario and body, for seeing what a CLI sends.
 	Log io.Writer
+	// Port is the port to listen on; zero picks a free one.
+	Port int
 }
 
 // Request is what the server saw of one request.
@@ -34,6 +37,8 @@ type Request struct {
 	Path     string
 	Scenario Scenario
 	Stream   bool
+	// Time is when it arrived.
+	Time time.Time
 }
 
 // Server is a running fake model server.
@@ -57,7 +62,8 @@ type Server struct {
 // maxBody bounds a request body; Claude Code's are about 50 KB.
 const maxBody = 16 << 20
 
-// Start listens on 127.0.0.1 on a random port and serves until Close.
+// Start listens on 127.0.0.1 (on a random port unless Options.Port) and
+// serves until Close.
 func Start(opts Options) (*Server, error) {
 	if opts.Usage == (executors.Usage{}) {
 		opts.Usage = executors.Usage{InputTokens: 11, CachedInputTokens: 3, OutputTokens: 7}
@@ -65,7 +71,7 @@ func Start(opts Options) (*Server, error) {
 	if opts.SlowInterval <= 0 {
 		opts.SlowInterval = 200 * time.Millisecond
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)))
 	if err != nil {
 		return nil, fmt.Errorf("fakemodel: listen: %w", err)
 	}
@@ -195,7 +201,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.forced != "" {
 		sc = s.forced
 	}
-	s.requests = append(s.requests, Request{Path: r.URL.Path, Scenario: sc, Stream: req.stream})
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Scenario: sc, Stream: req.stream, Time: time.Now()})
 	close(s.arrived)
 	s.arrived = make(chan struct{})
 	if s.opts.Log != nil {
