@@ -61,6 +61,12 @@ func hosts() *lang.Registry {
 	return lang.NewRegistry(jsvm.New(), star.New())
 }
 
+// localEventRing is the event ring of a runtime that serves no clients:
+// its events go to the progress view as they happen, and nobody catches
+// up on old ones. The engine's default ring keeps the last 4,096 events
+// and their payloads alive, a megabyte in a 1,000-agent run.
+const localEventRing = 64
+
 // runtime opens the project's store and a runtime over it, for commands
 // that only read or control runs: a broken executor configuration is a
 // warning there, and the built-in executors stand in.
@@ -111,6 +117,7 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 		Restore:   restorer(reg, log),
 		Cwd:       cwd,
 		Logger:    log,
+		EventRing: localEventRing,
 	}
 	configure(&cfg)
 	return engine.New(cfg)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,8 +26,20 @@ const (
 )
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// gcPercent is the garbage collector's target unless GOGC says otherwise.
+// dynworkflow waits on agents: a 1,000-agent run allocates about 27 MB in
+// all, and its live heap (about 4 MB, mostly the script's pending promises)
+// is what the default target of 100 lets double before a collection. At 50
+// the heap stays within half again its live size; the extra collections
+// cost no measurable CPU in bench/executors.sh, and the peak RSS of that
+// run drops by about 2 MB (of 28).
+const gcPercent = 50
 
 // exitError carries an exit code through cobra.
 type exitError struct {
