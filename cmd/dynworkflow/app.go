@@ -51,6 +51,23 @@ func (a *app) stateRoot() (string, error) {
 	return store.DefaultRoot()
 }
 
+// openStore opens the project's state.
+func (a *app) openStore() (*store.Store, error) {
+	cwd, err := a.projectDir()
+	if err != nil {
+		return nil, err
+	}
+	root, err := a.stateRoot()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(root, cwd)
+	if err != nil {
+		return nil, fmt.Errorf("open the state in %s: %w", root, err)
+	}
+	return st, nil
+}
+
 // hosts is every script language this build knows.
 func hosts() *lang.Registry {
 	return lang.NewRegistry(jsvm.New(), star.New())
@@ -64,18 +81,15 @@ func (a *app) runtime(sim simulate.Config) (*engine.Runtime, error) {
 // runtimeWith is runtime with a last word on the engine's config: serve
 // sets its checkpoint responder and a larger event ring.
 func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (*engine.Runtime, error) {
+	st, err := a.openStore()
+	if err != nil {
+		return nil, err
+	}
 	cwd, err := a.projectDir()
 	if err != nil {
 		return nil, err
 	}
-	root, err := a.stateRoot()
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.Open(root, cwd)
-	if err != nil {
-		return nil, fmt.Errorf("open the state in %s: %w", root, err)
-	}
+	root := st.Root()
 	level := slog.LevelWarn
 	if os.Getenv("DYNWORKFLOW_DEBUG") != "" {
 		level = slog.LevelDebug

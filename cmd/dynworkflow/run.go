@@ -45,6 +45,9 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			if err != nil {
 				return err
 			}
+			if err := checkExecutor(rt, "--executor", opts.Executor); err != nil {
+				return err
+			}
 			script, err := a.loadScript(rt, args[0])
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}

@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -92,6 +91,9 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		c.EventRing = serveEventRing
 	})
 	if err != nil {
+		return err
+	}
+	if err := checkExecutor(rt, "--executor", opts.Executor); err != nil {
 		return err
 	}
 	descPath := rt.Store().RuntimePath()
@@ -217,12 +219,4 @@ func newToken() (string, error) {
 		return "", fmt.Errorf("make a token: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
-
-// programVersion is the module version the binary was built from.
-func programVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return bi.Main.Version
-	}
-	return ""
 }
