@@ -20,6 +20,8 @@ import (
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// logs carries the runtime's log to stderr, or above a live view.
+	logs *logSink
 
 	cwd      string
 	stateDir string
@@ -94,7 +96,7 @@ func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (
 	if os.Getenv("DYNWORKFLOW_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(sinkHandler{slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: level}), a.logs})
 	// Opening the child registry reaps the agents a killed dynworkflow
 	// left running, before anything new starts.
 	set, err := a.executorSet(cwd, sim, a.openChildren(context.Background(), root, log), log)

@@ -27,7 +27,7 @@ func main() {
 
 // run executes the command line and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	app := &app{stdin: stdin, stdout: stdout, stderr: stderr, logs: &logSink{out: stderr}}
 	root := app.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)

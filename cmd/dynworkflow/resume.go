@@ -58,11 +58,14 @@ it and returns at once; --attach follows the run to its end.`,
 			if _, err := rt.Recover(); err != nil {
 				return err
 			}
+			view := newProgressView(a.stderr, a.json, a.logs)
+			view.subscribe(rt.Events())
 			r, err := rt.Resume(cmd.Context(), id, req)
 			if err != nil {
+				view.stop()
 				return err
 			}
-			return a.follow(cmd.Context(), rt, r)
+			return a.follow(cmd.Context(), rt, r, view)
 		},
 	}
 	cmd.Flags().StringVar(&scriptPath, "script", "", "resume with this (edited) script instead of the journaled one")

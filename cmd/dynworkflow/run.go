@@ -55,14 +55,19 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			if _, err := rt.Recover(); err != nil {
 				return err
 			}
+			// The view listens before the run starts: a log() line before
+			// the first agent is not lost.
+			view := newProgressView(a.stderr, a.json, a.logs)
+			view.subscribe(rt.Events())
 			r, err := rt.Start(cmd.Context(), engine.StartRequest{Script: script, Args: scriptArgs, Options: opts})
 			if err != nil {
+				view.stop()
 				return err
 			}
 			if watchFiles {
-				return a.watchRun(cmd.Context(), rt, r)
+				return a.watchRun(cmd.Context(), rt, r, view)
 			}
-			return a.follow(cmd.Context(), rt, r)
+			return a.follow(cmd.Context(), rt, r, view)
 		},
 	}
 	cmd.Flags().BoolVar(&watchFiles, "watch", false, "re-run the workflow each time its files are saved, replaying what did not change")

@@ -68,7 +68,7 @@ func (a *app) showCommand() *cobra.Command {
 			_ = tw.Flush()
 			if len(d.Result) > 0 {
 				fmt.Fprintln(a.stdout, "\nresult:")
-				printResult(a.stdout, d.Result)
+				printResult(a.stdout, d.Result, isTerminal(a.stdout))
 			}
 			return nil
 		},
