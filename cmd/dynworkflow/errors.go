@@ -23,6 +23,9 @@ const (
 	codeBadArgs        = "bad_args"
 	codeAmbiguousID    = "ambiguous_id"
 	codeNoRuntime      = "no_live_runtime"
+	// The API's codes for the same failures.
+	codeNotFound  = "not_found"
+	codeBadAnswer = "bad_answer"
 )
 
 // exitError carries an exit code, and what to tell the user, through

@@ -82,6 +82,7 @@ edited resumes without paying for finished calls again.`,
 		a.deleteCommand(),
 		a.doctorCommand(),
 		a.serveCommand(),
+		a.checkpointsCommand(),
 		a.respondCommand(),
 		a.versionCommand(),
 	)
