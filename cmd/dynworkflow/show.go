@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -112,14 +113,16 @@ func encodeJSON(w io.Writer, v any) error {
 
 // entry is one line of a run's timeline: a call or a log line.
 type entry struct {
+	seq  int64
 	at   time.Time
 	call *engine.CallDetail
 	log  *engine.LogLine
 }
 
-// timeline merges the calls and the log in the order they happened; a
-// call is placed when it started (a replayed answer or a checkpoint,
-// which have no start, when it ended).
+// timeline merges the calls and the log in the order they happened, the
+// journal's: a call is placed when it started (a checkpoint, which has no
+// start, when it was answered). Times only break ties of a journal older
+// than the sequence numbers in the detail.
 func timeline(d *engine.Detail, byPath bool) []entry {
 	var es []entry
 	for i := range d.Calls {
@@ -128,15 +131,20 @@ func timeline(d *engine.Detail, byPath bool) []entry {
 		if at.IsZero() {
 			at = c.EndedAt
 		}
-		es = append(es, entry{at: at, call: c})
+		es = append(es, entry{seq: c.Seq, at: at, call: c})
 	}
 	if byPath {
 		return es
 	}
 	for i := range d.Logs {
-		es = append(es, entry{at: d.Logs[i].Time, log: &d.Logs[i]})
+		es = append(es, entry{seq: d.Logs[i].Seq, at: d.Logs[i].Time, log: &d.Logs[i]})
 	}
-	slices.SortStableFunc(es, func(a, b entry) int { return a.at.Compare(b.at) })
+	slices.SortStableFunc(es, func(a, b entry) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
 	return es
 }
 
@@ -429,8 +437,11 @@ func printCall(w io.Writer, d *engine.Detail, c *engine.CallDetail) {
 	if !c.EndedAt.IsZero() {
 		field("Ended", c.EndedAt.Local().Format("2006-01-02 15:04:05.000"))
 	}
-	if c.DurMs > 0 {
+	switch {
+	case c.DurMs > 0:
 		field("Took", humanMs(c.DurMs))
+	case !c.StartedAt.IsZero() && !c.EndedAt.IsZero():
+		field("Took", humanMs(c.EndedAt.Sub(c.StartedAt).Milliseconds()))
 	}
 	if u := c.Usage; u != nil {
 		usage := fmt.Sprintf("%d in / %d out", u.InputTokens, u.OutputTokens)
