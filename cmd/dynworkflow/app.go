@@ -22,6 +22,8 @@ type app struct {
 	stdout, stderr io.Writer
 	// logs carries the runtime's log to stderr, or above a live view.
 	logs *logSink
+	// stdinScript is the script `run -` read from standard input.
+	stdinScript []byte
 
 	cwd      string
 	stateDir string

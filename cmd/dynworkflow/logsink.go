@@ -45,21 +45,16 @@ func (s *logSink) hide(v *progressView) {
 	s.mu.Unlock()
 }
 
-func (s *logSink) viewing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.view != nil
-}
-
-// sinkHandler leaves out of the log what a progress view already says: a
-// limit the run ran into comes to the view as an event.
+// sinkHandler leaves out of the log what the CLI says otherwise: a limit
+// a run ran into comes as an event to the progress view (and to serve's
+// state log), once, where the engine logs every call that hits it.
 type sinkHandler struct {
 	slog.Handler
 	sink *logSink
 }
 
 func (h sinkHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "limit reached" && h.sink.viewing() {
+	if r.Message == "limit reached" {
 		return nil
 	}
 	return h.Handler.Handle(ctx, r)

@@ -155,6 +155,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
+	a.logServedRuns(ctx, rt)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	a.announce(desc, descPath)
@@ -162,11 +163,8 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		a.watchServed(ctx, rt)
 	}
 	if first.Script != nil {
-		r, err := rt.Start(ctx, first)
-		if err != nil {
+		if _, err := rt.Start(ctx, first); err != nil {
 			fmt.Fprintln(a.stderr, "dynworkflow: start", args[0]+":", err)
-		} else {
-			fmt.Fprintln(a.stderr, "started", r.ID())
 		}
 	}
 

@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -262,4 +264,57 @@ return { go, channel }
 	if got := e.listed(id).Status; got != "completed" {
 		t.Errorf("after the answers, list says %q", got)
 	}
+	// serve said each change of the run's state, once.
+	s.waitStderr(id + " completed in ")
+	for _, w := range []string{id + " started: confirm", id + " waiting: checkpoint " + cp.ID, id + " running: checkpoint at /checkpoint.0 answered true", id + " running: checkpoint at /checkpoint.1 answered \"stable\"",
+		id + " waiting: checkpoint " + second.ID, id + " completed in "} {
+		if n := strings.Count(s.stderr.String(), w); n != 1 {
+			t.Errorf("serve's terminal shows %q %d times, want once:\n%s", w, n, s.stderr.String())
+		}
+	}
+}
+
+// TestRunFromStdin checks `run -`: a script piped in runs, in either
+// language, and its errors name it.
+func TestRunFromStdin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.dwStdin("export const meta = { name: 'piped', description: 'd' }\nreturn await agent('from a pipe')\n", "run", "-", "--json")
+	expectCode(t, r, 0)
+	if o := parseOutcome(t, r); o.Name != "piped" || !strings.Contains(string(o.Result), "from a pipe") {
+		t.Errorf("run - should run the piped script:\n%s", r)
+	}
+	r = e.dwStdin("meta = {\"name\": \"piped-star\", \"description\": \"d\"}\ndef main(args):\n    return agent(\"starlark from a pipe\")\n", "run", "-", "--json")
+	expectCode(t, r, 0)
+	if o := parseOutcome(t, r); o.Name != "piped-star" {
+		t.Errorf("run - should run a piped Starlark script:\n%s", r)
+	}
+	r = e.dwStdin("export const meta = { name: 'broken', description: 'd' }\nconst a = (\n", "run", "-", "--json")
+	expectCode(t, r, 1)
+	if !regexp.MustCompile(`"position": ".*stdin\.workflow\.js:\d+:\d+"`).MatchString(r.stdout) {
+		t.Errorf("a piped script's error should name stdin.workflow.js and its line:\n%s", r)
+	}
+	r = e.dwStdin("", "run", "-")
+	expectCode(t, r, 64)
+	if !strings.Contains(r.stderr, "standard input is empty") {
+		t.Errorf("an empty pipe should be explained:\n%s", r)
+	}
+}
+
+// dwStdin runs the binary to completion with stdin as its standard input.
+func (e *env) dwStdin(stdin string, args ...string) result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := e.command(ctx, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r, err := resultOf(args, cmd, err, stdout.String(), stderr.String())
+	if err != nil {
+		e.t.Fatalf("dynworkflow %s: %v", strings.Join(args, " "), err)
+	}
+	e.checkRace(r)
+	return r
 }

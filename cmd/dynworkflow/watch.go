@@ -76,8 +76,8 @@ func (a *app) watchRun(ctx context.Context, rt *engine.Runtime, r *engine.Run, v
 				last = ev.Outcome
 				a.printOutcome(last)
 				if ev.Reload > 0 {
-					view.note(fmt.Sprintf("reload %d: %s replayed, %s ran live", ev.Reload,
-						plural(last.Stats.Replayed, "call"), plural(last.Stats.Live, "call")))
+					view.note(fmt.Sprintf("reload %d: %s replayed, %d ran live", ev.Reload,
+						plural(last.Stats.Replayed, "call"), last.Stats.Live))
 				}
 				view.note(fmt.Sprintf("watching %s; save to re-run, Ctrl-C to stop", plural(len(ev.Run.Files()), "file")))
 			}
