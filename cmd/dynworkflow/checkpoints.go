@@ -155,7 +155,8 @@ resume. Checkpoints wait for answers only under dynworkflow serve.`,
 			}
 			value, err := answerValue(cp, args[1])
 			if err != nil {
-				return usageError(codeBadAnswer, err)
+				// As when the runtime refuses an answer: exit 1.
+				return &exitError{code: exitFailed, kind: codeBadAnswer, err: err}
 			}
 			if err := cl.Respond(cmd.Context(), cp.ID, value); err != nil {
 				return apiFailure(err)
@@ -225,6 +226,11 @@ func answerValue(cp web.Checkpoint, typed string) (json.RawMessage, error) {
 		}
 		return nil, fmt.Errorf("checkpoint %s asks yes or no (%q); answer yes, y, no or n, not %q", cp.ID, cp.Prompt, typed)
 	case lang.Select:
+		// A JSON string ("stable" quoted) is the choice it holds.
+		var quoted string
+		if json.Unmarshal([]byte(typed), &quoted) == nil {
+			typed = quoted
+		}
 		choice := ""
 		for _, c := range cp.Choices {
 			if c == typed {

@@ -111,9 +111,9 @@ func cobraUsage(err error) string {
 	return ""
 }
 
-// report prints a failure: under --json as {"error": {...}} on stdout,
-// otherwise on stderr with a pointer to the command's help after a usage
-// error.
+// report prints a failure on stderr, with a pointer to the command's
+// help after a usage error; under --json, stdout gets it as
+// {"error": {...}} as well, for the program reading it.
 func (a *app) report(f failure, cmd *cobra.Command) {
 	if f.info == nil {
 		return
@@ -122,7 +122,6 @@ func (a *app) report(f failure, cmd *cobra.Command) {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(web.ErrorBody{Error: *f.info})
-		return
 	}
 	fmt.Fprintln(a.stderr, "dynworkflow:", f.info.Message)
 	if f.exit == exitUsage {

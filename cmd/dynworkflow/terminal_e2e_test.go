@@ -240,7 +240,7 @@ return { go, channel }
 	}
 
 	bad := e.dw("respond", cp.ID, "maybe")
-	expectCode(t, bad, 64)
+	expectCode(t, bad, 1)
 	if !strings.Contains(bad.stderr, "yes or no") {
 		t.Errorf("a bad answer should say what the checkpoint takes:\n%s", bad)
 	}
