@@ -177,7 +177,7 @@ func (v *progressView) loop() {
 			if v.live {
 				v.redrawLocked()
 			} else {
-				v.plainLocked(false)
+				v.plainLocked()
 			}
 			v.mu.Unlock()
 		}
@@ -450,9 +450,8 @@ func (v *progressView) regionLocked() []line {
 }
 
 // plainLocked prints the counts as one line when they changed, at most
-// every plainEvery and at least every plainQuiet; final prints them
-// whatever they are.
-func (v *progressView) plainLocked(final bool) {
+// every plainEvery, and at least every plainQuiet.
+func (v *progressView) plainLocked() {
 	if v.src == nil {
 		return
 	}
@@ -478,12 +477,17 @@ func (v *progressView) plainLocked(final bool) {
 	}
 	counts := b.String()
 	now := time.Now()
+	v.rate.add(now, s.Live+s.Failed)
 	since := now.Sub(v.lastPlainAt)
-	if !final && (counts == v.lastPlain && since < plainQuiet || since < plainEvery) {
+	if counts == v.lastPlain && since < plainQuiet || since < plainEvery {
 		return
 	}
 	v.lastPlain, v.lastPlainAt = counts, now
-	fmt.Fprintf(v.w, "[%s] %s\n", humanMs(now.Sub(p.Started).Milliseconds()), counts)
+	rate := ""
+	if r, ok := v.rate.perSecond(now); ok {
+		rate = fmt.Sprintf(" · %.1f calls/s", r)
+	}
+	fmt.Fprintf(v.w, "[%s] %s%s\n", humanMs(now.Sub(p.Started).Milliseconds()), counts, rate)
 }
 
 // stop ends the view: the live region is erased (the outcome follows),

@@ -41,7 +41,8 @@ or "last" for the newest run.
 
 With CALL, show one call whole: prompt, result pretty-printed, failure,
 history, timings and attempts. CALL is a call path (/pipe.0/3/s1/agent.0),
-the #N the timeline numbers it with, or a prefix of one path.
+the number N the timeline shows as #N (type 3 or '#3': a shell reads an
+unquoted #3 as a comment), or a prefix of one path.
 
 Text from agents and scripts is shown with control characters escaped
 (\x1b, \r); --json prints the run's detail (or the call) unchanged.`,
@@ -242,7 +243,7 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 		fmt.Fprintln(w, indentAll(clipText(prettyJSON(d.Result), 40, 8000), "  "))
 	}
 	if len(d.Calls) > 0 {
-		fmt.Fprintf(w, "\nOne call whole: dynworkflow show %s #N (or its path)\n", s.RunID)
+		fmt.Fprintf(w, "\nOne call whole: dynworkflow show %s N (the call's #N) or PATH\n", s.RunID)
 	}
 }
 
@@ -406,7 +407,7 @@ func findCall(d *engine.Detail, typed string) (*engine.CallDetail, error) {
 		names = append(names, m.Path)
 	}
 	return nil, &exitError{code: exitFailed, kind: codeAmbiguousID,
-		err: fmt.Errorf("%q is the start of %d call paths (%s…); type more of it, or its #N", typed, len(matches), strings.Join(names, ", "))}
+		err: fmt.Errorf("%q is the start of %d call paths (%s…); type more of it, or give its number N", typed, len(matches), strings.Join(names, ", "))}
 }
 
 // printCall prints one call whole.
