@@ -3,8 +3,10 @@ module github.com/dynworkflow/dynworkflow
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	github.com/google/jsonschema-go v0.4.3
+	github.com/mattn/go-runewidth v0.0.31
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
@@ -12,6 +14,7 @@ require (
 	golang.org/x/term v0.48.0
 )
 
+require github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
 require go.uber.org/goleak v1.3.0
 
 require (

@@ -57,10 +57,15 @@ type CallDetail struct {
 	History   []executors.HistoryItem `json:"history,omitempty"`
 	StartedAt time.Time               `json:"startedAt,omitzero"`
 	EndedAt   time.Time               `json:"endedAt,omitzero"`
+	// Seq is the journal sequence of the record that began the call (its
+	// start, or its answer when it has none): the order calls and log
+	// lines happened in, finer than their millisecond times.
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // LogLine is one log() line or phase change.
 type LogLine struct {
+	Seq     int64     `json:"seq,omitempty"` // journal sequence
 	Time    time.Time `json:"time"`
 	Scope   string    `json:"scope,omitempty"`
 	Level   string    `json:"level"`
@@ -134,14 +139,14 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 			}
 		case recStarted:
 			c := call(r.Path)
-			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at}
+			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at, Seq: r.Seq}
 			if r.Call != nil {
 				c.Label, c.Phase, c.Prompt, c.Executor, c.Model = r.Call.Label, r.Call.Phase, r.Call.Prompt, r.Call.Executor, r.Call.Model
 			}
 		case recFinished, recFailed:
 			c := call(r.Path)
 			if c.Kind == "" {
-				c.Kind, c.Epoch = r.Kind, r.Epoch
+				c.Kind, c.Epoch, c.Seq = r.Kind, r.Epoch, r.Seq
 			}
 			if r.Call != nil && c.Prompt == "" {
 				c.Prompt, c.Phase = r.Call.Prompt, r.Call.Phase
@@ -161,9 +166,9 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 				}
 			}
 		case recLog:
-			d.Logs = append(d.Logs, LogLine{Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
+			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
 		case recPhase:
-			d.Logs = append(d.Logs, LogLine{Time: at, Scope: r.Path, Level: "phase", Message: r.Message})
+			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: "phase", Message: r.Message})
 		case recEnd:
 			if n := len(d.Executions); n > 0 {
 				d.Executions[n-1].End = r.End

@@ -182,13 +182,18 @@ type Progress struct {
 	Stats    store.Stats
 	Started  time.Time
 	Replayed int
+	// Calls is the agent() calls this execution has made so far, those
+	// waiting for a concurrency slot included (up to the agent cap): the
+	// total a progress bar can show before the script is done.
+	Calls int
 }
 
 // Progress reads the counters; it costs the same for 10 agents or 10,000.
 func (r *Run) Progress() Progress {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt}
+	calls := min(r.agents.Load(), int64(r.opts.MaxAgents))
+	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls)}
 }
 
 func (r *Run) statsLocked() store.Stats {

@@ -20,6 +20,10 @@ import (
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// logs carries the runtime's log to stderr, or above a live view.
+	logs *logSink
+	// stdinScript is the script `run -` read from standard input.
+	stdinScript []byte
 
 	cwd      string
 	stateDir string
@@ -51,6 +55,23 @@ func (a *app) stateRoot() (string, error) {
 	return store.DefaultRoot()
 }
 
+// openStore opens the project's state.
+func (a *app) openStore() (*store.Store, error) {
+	cwd, err := a.projectDir()
+	if err != nil {
+		return nil, err
+	}
+	root, err := a.stateRoot()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(root, cwd)
+	if err != nil {
+		return nil, fmt.Errorf("open the state in %s: %w", root, err)
+	}
+	return st, nil
+}
+
 // hosts is every script language this build knows.
 func hosts() *lang.Registry {
 	return lang.NewRegistry(jsvm.New(), star.New())
@@ -64,23 +85,20 @@ func (a *app) runtime(sim simulate.Config) (*engine.Runtime, error) {
 // runtimeWith is runtime with a last word on the engine's config: serve
 // sets its checkpoint responder and a larger event ring.
 func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (*engine.Runtime, error) {
+	st, err := a.openStore()
+	if err != nil {
+		return nil, err
+	}
 	cwd, err := a.projectDir()
 	if err != nil {
 		return nil, err
 	}
-	root, err := a.stateRoot()
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.Open(root, cwd)
-	if err != nil {
-		return nil, fmt.Errorf("open the state in %s: %w", root, err)
-	}
+	root := st.Root()
 	level := slog.LevelWarn
 	if os.Getenv("DYNWORKFLOW_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(sinkHandler{slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: level}), a.logs})
 	// Opening the child registry reaps the agents a killed dynworkflow
 	// left running, before anything new starts.
 	set, err := a.executorSet(cwd, sim, a.openChildren(context.Background(), root, log), log)

@@ -115,7 +115,7 @@ return await agent('never runs')
 				t.Errorf("%s: want exit code 64:\n%s", tc.name, r)
 				continue
 			}
-			for _, w := range append(tc.want, "Run 'dynworkflow --help' for usage.") {
+			for _, w := range append(tc.want, "Run 'dynworkflow "+tc.args[0]+" --help' for usage.") {
 				if !strings.Contains(r.stderr, w) {
 					t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, r)
 				}
