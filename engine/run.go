@@ -218,6 +218,10 @@ func (r *Run) summary() store.Summary {
 	}
 	if r.err != nil {
 		s.Error = r.err.Error()
+		var ee *Error
+		if errors.As(r.err, &ee) {
+			s.ErrorCode = ee.Code
+		}
 	}
 	if !r.endedAt.IsZero() {
 		t := r.endedAt.UTC()
@@ -289,7 +293,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	if werr := r.appendSync(&record{Type: recEnd, End: end}); werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
 	}
-	if werr := r.writeSnapshot(); werr != nil {
+	if werr := r.saveSnapshot(true); werr != nil {
 		r.rt.log.Error("write snapshot", "run", r.id, "err", werr)
 	}
 	if cerr := r.journal.Close(); cerr != nil {
@@ -387,7 +391,11 @@ func (r *Run) startSnapshots() (stop func()) {
 	return func() { close(quit); wg.Wait() }
 }
 
-func (r *Run) writeSnapshot() error {
+func (r *Run) writeSnapshot() error { return r.saveSnapshot(false) }
+
+// saveSnapshot writes the run's snapshot; a settled run's also lists its
+// calls for the Node runtime (see withNodeView).
+func (r *Run) saveSnapshot(settled bool) error {
 	if err := r.lease.Check(); err != nil {
 		return err
 	}
@@ -395,6 +403,10 @@ func (r *Run) writeSnapshot() error {
 	r.mu.Lock()
 	snap.Result = r.result
 	r.mu.Unlock()
+	snap.Phases = r.header.Phases
+	if settled {
+		r.rt.withNodeView(r.id, snap, r.header.Phases)
+	}
 	return r.rt.store.WriteSnapshot(r.id, snap)
 }
 

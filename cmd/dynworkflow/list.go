@@ -48,6 +48,9 @@ func (a *app) listCommand() *cobra.Command {
 				if s.PauseReason != "" {
 					status += " (" + s.PauseReason + ")"
 				}
+				if s.Foreign != "" {
+					status += " [" + s.Foreign + " runtime]"
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.RunID, status, s.Name, s.Stats.Agents,
 					humanCount(s.Stats.InputTokens+s.Stats.OutputTokens), s.StartedAt.Local().Format(time.DateTime))
 			}

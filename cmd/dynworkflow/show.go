@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 )
 
@@ -34,6 +35,9 @@ func (a *app) showCommand() *cobra.Command {
 			}
 			s := d.Summary
 			fmt.Fprintf(a.stdout, "%s  %s  %s\n", s.RunID, s.Status, s.Name)
+			if s.Foreign == store.ForeignNode {
+				fmt.Fprintln(a.stdout, "a run of the Node runtime (@fish59fish/dynamic-workflows), shown read-only")
+			}
 			if s.PauseReason != "" {
 				fmt.Fprintf(a.stdout, "paused: %s\n", s.PauseReason)
 			}
