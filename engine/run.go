@@ -78,6 +78,9 @@ type Run struct {
 	err         error
 	files       []string // every file this execution pulled in
 	done        chan struct{}
+
+	// ignoredOptions holds the agent() option keys already warned about.
+	ignoredOptions sync.Map
 }
 
 // Files lists every file the execution depends on: the script, what it

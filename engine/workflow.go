@@ -19,7 +19,7 @@ import (
 func (r *Run) startWorkflow(f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
 	elem := sc.next("wf")
 	if f.depth >= 1 {
-		done(nil, newError("NESTING", ErrNesting,
+		done(nil, newError(CodeScriptInvalid, ErrNesting,
 			fmt.Sprintf("workflow(%q): a workflow started by workflow() cannot start another; move the call to the parent", ref)))
 		return
 	}
