@@ -449,3 +449,34 @@ func TestRunsAreIndependent(t *testing.T) {
 		}
 	}
 }
+
+// What real scripts use of Intl to format figures for prompts and reports,
+// formatted as Node does in en-US.
+func TestLocaleFormatting(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{"return (1234567.891).toLocaleString()", `"1,234,567.891"`},
+		{"return (1234567.891).toLocaleString('de-DE')", `"1,234,567.891"`},
+		{"return (-1234.5).toLocaleString('en-US', { maximumFractionDigits: 0 })", `"-1,235"`},
+		{"return (12).toLocaleString(undefined, { minimumFractionDigits: 2 })", `"12.00"`},
+		{"return (0.256).toLocaleString('en-US', { style: 'percent' })", `"26%"`},
+		{"return (1e21).toLocaleString()", `"1,000,000,000,000,000,000,000"`},
+		{"return [NaN.toLocaleString(), Infinity.toLocaleString(), (-Infinity).toLocaleString()]", `["NaN","∞","-∞"]`},
+		{"return new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(1234.5)", `"$1,234.50"`},
+		{"return new Intl.NumberFormat('en-US', { style: 'currency', currency: 'CHF' }).format(3)", `"CHF` + "\u00a0" + `3.00"`},
+		{"return new Intl.NumberFormat('en-US', { useGrouping: false }).format(1234567)", `"1234567"`},
+		{"return new Intl.NumberFormat('en-US', { signDisplay: 'always' }).format(5)", `"+5"`},
+		{"return new Intl.NumberFormat().resolvedOptions().locale", `"en-US"`},
+		{"return [String(Intl), typeof Intl.DateTimeFormat]", `["[object Intl]","undefined"]`},
+		{"return new Date(2026, 6, 27, 15, 4, 5).toLocaleString()", `"7/27/2026, 3:04:05 PM"`},
+		{"const d = new Date(2026, 0, 2, 0, 7, 9)\nreturn [d.toLocaleDateString(), d.toLocaleTimeString()]", `["1/2/2026","12:07:09 AM"]`},
+		{"const o = { a: 1 }\nreturn [new WeakRef(o).deref() === o, typeof new FinalizationRegistry(() => {}).register]", `[true,"function"]`},
+		{"try { new Intl.NumberFormat('en', { style: 'currency' }) } catch (e) { return e.name }", `"TypeError"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			if got := mustRun(t, langtest.NewEnv(), tt.body); got != tt.want {
+				t.Errorf("result = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
