@@ -65,7 +65,8 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
 		r.replayed.Add(1)
 		r.spent.Add(p.usage.Total())
-		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase})
+		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase, Executor: c.executor}.
+			withPrompt(prompt).withResult(p.result))
 		done(p.result, nil)
 		return
 	}
@@ -94,7 +95,8 @@ func (c *agentCall) runLive() {
 	r.append(&record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
 		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.opts.Model, Schema: c.opts.Schema,
 	}})
-	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor})
+	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor}.
+		withPrompt(c.prompt))
 
 	started := time.Now()
 	out := c.attempt(ctx)
@@ -121,7 +123,8 @@ func (c *agentCall) runLive() {
 			return
 		}
 		r.live.Add(1)
-		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
+		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
+			Usage: &out.usage}.withResult(out.value))
 		c.settle(out.value, nil)
 	})
 }
