@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -303,4 +304,61 @@ func (s *Store) nodeOwnerAlive(runID string) bool {
 	}
 	err = unix.Kill(lock.PID, 0)
 	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// nodeViewMarker, in a project directory, says that every snapshot in it
+// carries the NodeView.
+const nodeViewMarker = ".node-view-v1"
+
+// addNodeViews gives the NodeView to the snapshots written before
+// snapshots had it, once per project: the Node runtime's list fails on a
+// run file without phases and agents. They get the summary's fields and no
+// agents (those would need the journal). A run leased by a live process is
+// left for a later Open.
+func (s *Store) addNodeViews() error {
+	marker := filepath.Join(s.projectDir, nodeViewMarker)
+	if exists(marker) {
+		return nil
+	}
+	entries, err := os.ReadDir(s.runsDir)
+	if err != nil {
+		return err
+	}
+	complete, seen := true, false
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || ValidRunID(id) != nil || !e.Type().IsRegular() {
+			continue
+		}
+		seen = true
+		path := filepath.Join(s.runsDir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var probe struct {
+			Summary      json.RawMessage `json:"summary"`
+			WorkflowName *string         `json:"workflowName"`
+		}
+		if json.Unmarshal(data, &probe) != nil || probe.Summary == nil || probe.WorkflowName != nil {
+			continue // damaged (the journal will say), the Node runtime's, or done
+		}
+		lease, err := s.AcquireLease(id, "node-view")
+		if err != nil {
+			complete = false
+			continue
+		}
+		snap, err := readSnapshotFile(path, id)
+		if err == nil {
+			err = s.WriteSnapshot(id, snap)
+		}
+		lease.Release()
+		if err != nil {
+			complete = false
+		}
+	}
+	if !complete || !seen {
+		return nil // an empty project costs nothing to look at again
+	}
+	return writeFileSync(marker, nil)
 }

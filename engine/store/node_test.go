@@ -155,3 +155,36 @@ func TestLockFileNamesTheOwnerForTheNodeRuntime(t *testing.T) {
 		t.Errorf("lock file %s", data)
 	}
 }
+
+// Snapshots written before they carried the Node runtime's fields get
+// them the first time the project is opened, so its list does not fail on
+// them.
+func TestOpenAddsTheNodeViewToOldSnapshots(t *testing.T) {
+	root := t.TempDir()
+	s := openT(t, root)
+	old := `{"summary":{"runId":"old-1","name":"legacy","status":"completed","startedAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:06Z","stats":{"agents":2,"inputTokens":7}},"result":{"ok":true}}`
+	path := s.RunPaths("old-1").Snapshot
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = openT(t, root)
+	var got struct {
+		Summary      Summary         `json:"summary"`
+		Result       json.RawMessage `json:"result"`
+		WorkflowName string          `json:"workflowName"`
+		Status       string          `json:"status"`
+		Phases       []string        `json:"phases"`
+		Agents       []any           `json:"agents"`
+	}
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.WorkflowName != "legacy" || got.Status != "completed" || got.Phases == nil || got.Agents == nil ||
+		got.Summary.Stats.Agents != 2 || string(got.Result) != `{"ok":true}` {
+		t.Errorf("upgraded snapshot: %s", data)
+	}
+	if _, err := os.Stat(filepath.Join(s.ProjectDir(), nodeViewMarker)); err != nil {
+		t.Errorf("no marker after the upgrade: %v", err)
+	}
+}

@@ -93,6 +93,9 @@ func Open(root, cwd string) (*Store, error) {
 			}
 		}
 	}
+	if err := s.addNodeViews(); err != nil {
+		return nil, fmt.Errorf("opening state directory: %w", err)
+	}
 	return s, nil
 }
 
