@@ -65,6 +65,7 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
 		r.replayed.Add(1)
 		r.spent.Add(p.usage.Total())
+		r.settled.note(c, p.result, executors.Usage{}, nil)
 		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase, Executor: c.executor}.
 			withPrompt(prompt).withResult(p.result))
 		done(p.result, nil)
@@ -123,6 +124,7 @@ func (c *agentCall) runLive() {
 			return
 		}
 		r.live.Add(1)
+		r.settled.note(c, out.value, out.usage, nil)
 		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
 			Usage: &out.usage}.withResult(out.value))
 		c.settle(out.value, nil)
@@ -168,6 +170,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	r.append(&record{Type: recFailed, Path: c.path, Kind: "agent", Fingerprint: c.fp, Usage: &out.usage, Error: info,
 		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
 	r.failed.Add(1)
+	r.settled.note(c, nil, out.usage, out.err)
 	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message})
 	if errors.Is(out.err, ErrSchemaInvalid) {
 		c.settle(nil, out.err)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -137,5 +138,51 @@ return await checkpoint('Deploy to production?', { default: true, headless: 'abo
 	d, _ := h.rt.Inspect(o.RunID)
 	if d.Summary.ErrorCode != "WORKFLOW_ABORTED" {
 		t.Errorf("error code %q", d.Summary.ErrorCode)
+	}
+}
+
+// A settled run's snapshot lists its calls in the Node runtime's terms,
+// with long prompts cut; a running one's lists none, to stay small.
+func TestSettledSnapshotListsAgentsForTheNodeRuntime(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	long := strings.Repeat("x", 3000)
+	o := h.run(h.write("n.workflow.js", `export const meta = { name: 'n', description: 'for the Node runtime', phases: [{ title: 'One' }] }
+const a = await agent('short prompt', { label: 'first', phase: 'One' })
+const b = await agent('`+long+`', { label: 'long', phase: 'Two' })
+const c = await agent('[simulate:fail] broken', { label: 'broken' })
+return [a, c]`), "", testOptions())
+	mustStatus(t, o, engine.StatusCompleted)
+	data, err := os.ReadFile(h.rt.Store().RunPaths(o.RunID).Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		WorkflowName string   `json:"workflowName"`
+		Status       string   `json:"status"`
+		Phases       []string `json:"phases"`
+		Agents       []struct {
+			ID     int             `json:"id"`
+			Label  string          `json:"label"`
+			Prompt string          `json:"prompt"`
+			Status string          `json:"status"`
+			Result json.RawMessage `json:"result"`
+			Error  string          `json:"error"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(data, &snap); err != nil {
+		t.Fatal(err)
+	}
+	if snap.WorkflowName != "n" || snap.Status != "completed" || strings.Join(snap.Phases, ",") != "One,Two" || len(snap.Agents) != 3 {
+		t.Fatalf("snapshot: %s", data)
+	}
+	first, cut, broken := snap.Agents[0], snap.Agents[1], snap.Agents[2]
+	if first.ID != 1 || first.Label != "first" || first.Prompt != "short prompt" || first.Status != "done" || len(first.Result) == 0 {
+		t.Errorf("first agent %+v", first)
+	}
+	if len(cut.Prompt) > 1200 || !strings.HasPrefix(cut.Prompt, "xxxx") || !strings.Contains(cut.Prompt, "dynworkflow show") {
+		t.Errorf("long prompt kept as %d bytes: %.80s", len(cut.Prompt), cut.Prompt)
+	}
+	if broken.Status != "error" || broken.Error == "" {
+		t.Errorf("failed agent %+v", broken)
 	}
 }

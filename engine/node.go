@@ -2,10 +2,12 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -18,59 +20,60 @@ import (
 // ours carry its field names so that its list and show read them, and its
 // runs are shown here read-only.
 
-// Bounds of what a snapshot repeats of each call for the Node runtime: the
-// journal has every prompt and result whole, and `dynworkflow show` prints
-// them; the snapshot stays a summary.
-const (
-	nodePromptMax  = 4 << 10
-	nodeResultMax  = 4 << 10
-	nodePreviewMax = 200
-)
+// nodeTextMax bounds the prompt and result a snapshot repeats of each
+// call for the Node runtime: the journal has them whole, and
+// `dynworkflow show` prints them; the snapshot stays a summary.
+const nodeTextMax = 1 << 10
 
-// nodeAgents lists a run's agent calls as the Node runtime's agents[].
-func nodeAgents(runID string, calls []CallDetail) []store.NodeAgent {
-	agents := make([]store.NodeAgent, 0, len(calls))
-	for _, c := range calls {
-		if c.Kind != "agent" {
-			continue
-		}
-		a := store.NodeAgent{
-			ID: len(agents) + 1, CallID: runID + ":" + c.Path, Label: c.Label, Phase: c.Phase,
-			Prompt: clipText(c.Prompt, nodePromptMax, "prompt"), Executor: c.Executor, Model: c.Model,
-			StartedAt: store.NodeTime(c.StartedAt), EndedAt: store.NodeTime(c.EndedAt), Path: c.Path,
-		}
-		if a.Label == "" {
-			a.Label = c.Path
-		}
-		switch c.Status {
-		case "done":
-			a.Status = "done"
-			a.ResultPreview = clipText(previewOf(c.Result), nodePreviewMax, "")
-			if len(c.Result) <= nodeResultMax {
-				a.Result = c.Result
-			}
-		case "failed":
-			a.Status, a.Error = "error", c.Error
-		default:
-			a.Status = "running"
-		}
-		if u := c.Usage; u != nil {
-			a.TokenUsage = &store.NodeUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.Total(),
-				Cost: u.CostUSD, CacheRead: u.CachedInputTokens}
-			a.Tokens = u.Total()
-		}
-		agents = append(agents, a)
+// nodeAgents is the Node runtime's agents[] of one execution, in the order
+// its calls settled (replayed, finished or failed), as its own list shows
+// a resumed run's calls again as they replay. Appending costs a call a
+// few hundred bytes of memory and no I/O; the list reaches the disk once,
+// when the run settles (see saveSnapshot), so the bytes written per call
+// stay flat while it runs.
+type nodeAgents struct {
+	mu     sync.Mutex
+	agents []store.NodeAgent
+}
+
+// note records a settled call. err is its failure, or nil.
+func (n *nodeAgents) note(c *agentCall, result json.RawMessage, usage executors.Usage, err error) {
+	a := store.NodeAgent{Label: c.opts.Label, Phase: c.phase, Prompt: clipText(c.prompt, nodeTextMax, "prompt"),
+		Status: "done", Executor: c.executor, Model: c.opts.Model, Tokens: usage.Total()}
+	if a.Label == "" {
+		a.Label = c.path
 	}
-	return agents
+	switch {
+	case err != nil:
+		a.Status, a.Error = "error", err.Error()
+		var ee *Error
+		if errors.As(err, &ee) {
+			a.ErrorCode = ee.Code
+		}
+	case len(result) <= nodeTextMax:
+		a.Result = result
+	default:
+		a.ResultPreview = clipText(previewOf(result), nodeTextMax, "result")
+	}
+	n.mu.Lock()
+	a.ID = len(n.agents) + 1
+	n.agents = append(n.agents, a)
+	n.mu.Unlock()
+}
+
+func (n *nodeAgents) list() []store.NodeAgent {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.agents)
 }
 
 // nodePhases lists the phases of a run: the script's, then any its calls
 // name that the script did not declare.
-func nodePhases(declared []string, calls []CallDetail) []string {
+func nodePhases(declared []string, agents []store.NodeAgent) []string {
 	phases := slices.Clone(declared)
-	for _, c := range calls {
-		if c.Phase != "" && !slices.Contains(phases, c.Phase) {
-			phases = append(phases, c.Phase)
+	for _, a := range agents {
+		if a.Phase != "" && !slices.Contains(phases, a.Phase) {
+			phases = append(phases, a.Phase)
 		}
 	}
 	return phases
@@ -85,8 +88,8 @@ func previewOf(result json.RawMessage) string {
 	return string(result)
 }
 
-// clipText cuts s to at most max bytes, on a character boundary, saying
-// so when what is cut is a whole field the reader may want.
+// clipText cuts s to at most max bytes, on a character boundary, and
+// says where the whole field is.
 func clipText(s string, max int, field string) string {
 	if len(s) <= max {
 		return s
@@ -95,29 +98,7 @@ func clipText(s string, max int, field string) string {
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	if field == "" {
-		return s[:cut] + "…"
-	}
 	return s[:cut] + "… [" + strconv.Itoa(len(s)-cut) + " more bytes; `dynworkflow show` prints the whole " + field + "]"
-}
-
-// withNodeView adds what the Node runtime reads of a settled run to its
-// snapshot: its agents and phases, folded from the journal. It costs one
-// read of the journal, so it is done when a run settles, not while it
-// runs: a running run's snapshot stays small.
-func (rt *Runtime) withNodeView(id string, snap *store.Snapshot, declared []string) {
-	d, _, err := foldJournal(rt.store.RunPaths(id).Journal)
-	if err != nil {
-		rt.log.Warn("list the calls of a run for the Node runtime", "run", id, "err", err)
-		return
-	}
-	snap.Agents = nodeAgents(id, d.Calls)
-	snap.Phases = nodePhases(declared, d.Calls)
-	for _, l := range d.Logs {
-		if l.Level != "phase" {
-			snap.Logs = append(snap.Logs, l.Message)
-		}
-	}
 }
 
 // inspectNodeRun shows a run of the Node runtime in our terms. Results it

@@ -81,6 +81,8 @@ type Run struct {
 
 	// ignoredOptions holds the agent() option keys already warned about.
 	ignoredOptions sync.Map
+	// settled lists the calls of this execution for the Node runtime.
+	settled nodeAgents
 }
 
 // Files lists every file the execution depends on: the script, what it
@@ -407,7 +409,7 @@ func (r *Run) startSnapshots() (stop func()) {
 func (r *Run) writeSnapshot() error { return r.saveSnapshot(false) }
 
 // saveSnapshot writes the run's snapshot; a settled run's also lists its
-// calls for the Node runtime (see withNodeView).
+// calls for the Node runtime (see nodeAgents).
 func (r *Run) saveSnapshot(settled bool) error {
 	if err := r.lease.Check(); err != nil {
 		return err
@@ -418,7 +420,8 @@ func (r *Run) saveSnapshot(settled bool) error {
 	r.mu.Unlock()
 	snap.Phases = r.header.Phases
 	if settled {
-		r.rt.withNodeView(r.id, snap, r.header.Phases)
+		snap.Agents = r.settled.list()
+		snap.Phases = nodePhases(r.header.Phases, snap.Agents)
 	}
 	return r.rt.store.WriteSnapshot(r.id, snap)
 }

@@ -363,7 +363,6 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 		snap.Summary.EndedAt = &now
 	}
 	snap.Summary.Stats.Running = 0
-	rt.withNodeView(id, snap, h.header.Phases)
 	if err := rt.store.WriteSnapshot(id, snap); err != nil {
 		return err
 	}

@@ -109,8 +109,6 @@ type NodeAgent struct {
 	TokenUsage    *NodeUsage      `json:"tokenUsage,omitempty"`
 	Model         string          `json:"model,omitempty"`
 	Executor      string          `json:"executor,omitempty"`
-	// Path is the call's path in our runs; the Node runtime ignores it.
-	Path string `json:"path,omitempty"`
 }
 
 // NodeRun is a run file the Node runtime wrote, as far as dynworkflow
