@@ -389,7 +389,7 @@ func (rt *Runtime) Delete(id string) error {
 		return fmt.Errorf("%s is running; stop it before deleting it", id)
 	}
 	if rt.store.IsNodeRun(id) {
-		return rt.missing(id, "delete")
+		return &store.ForeignError{RunID: id, Op: "delete"}
 	}
 	return rt.store.DeleteRun(id)
 }

@@ -132,8 +132,8 @@ type NodeRun struct {
 	Source string `json:"-"`
 }
 
-// NodeTime formats a time as the Node runtime does (Date.toISOString).
-func NodeTime(t time.Time) string {
+// nodeTime formats a time as the Node runtime does (Date.toISOString).
+func nodeTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
@@ -174,13 +174,13 @@ func (snap *Snapshot) fillNodeView() {
 	if v.Logs == nil {
 		v.Logs = []string{}
 	}
-	v.StartedAt, v.UpdatedAt = NodeTime(s.StartedAt), NodeTime(s.UpdatedAt)
+	v.StartedAt, v.UpdatedAt = nodeTime(s.StartedAt), nodeTime(s.UpdatedAt)
 	if v.UpdatedAt == "" {
 		v.UpdatedAt = v.StartedAt
 	}
 	v.CompletedAt, v.DurationMs = "", nil
 	if s.EndedAt != nil {
-		v.CompletedAt = NodeTime(*s.EndedAt)
+		v.CompletedAt = nodeTime(*s.EndedAt)
 		d := s.EndedAt.Sub(s.StartedAt).Milliseconds()
 		v.DurationMs = &d
 	}
