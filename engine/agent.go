@@ -33,6 +33,11 @@ type agentCall struct {
 // thread), answers it from the journal when it already finished, and
 // otherwise runs it live in the background.
 func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	for _, key := range opts.Ignored {
+		if _, seen := r.ignoredOptions.LoadOrStore(key, true); !seen {
+			r.logLine(sc, "warn", lang.IgnoredOption(key))
+		}
+	}
 	path := sc.callPath("agent")
 	if ctx.Err() != nil {
 		done(nil, context.Cause(ctx))
@@ -40,13 +45,13 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 	}
 	if n := r.agents.Add(1); n > int64(r.opts.MaxAgents) {
 		r.limitHit("agents", fmt.Sprintf("agent call %d is over the cap of %d agents per run", n, r.opts.MaxAgents))
-		done(nil, newError("AGENT_LIMIT", ErrAgentLimit,
+		done(nil, newError(CodeAgentLimit, ErrAgentLimit,
 			fmt.Sprintf("agent(): the run reached its cap of %d agents (nested workflows included); raise --max-agents to allow more", r.opts.MaxAgents)))
 		return
 	}
 	schema, err := r.rt.schemas.get(opts.Schema)
 	if err != nil {
-		done(nil, newError("BAD_SCHEMA", ErrSchemaInvalid, err.Error()))
+		done(nil, newError(CodeScriptInvalid, ErrSchemaInvalid, err.Error()))
 		return
 	}
 	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
@@ -68,7 +73,9 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
 		r.replayed.Add(1)
 		r.spent.Add(p.usage.Total())
-		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase})
+		r.settled.note(c, p.result, executors.Usage{}, nil)
+		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase, Executor: c.executor}.
+			withPrompt(prompt).withResult(p.result))
 		done(p.result, nil)
 		return
 	}
@@ -99,7 +106,8 @@ func (c *agentCall) runLive() {
 	r.append(&record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
 		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.opts.Model, Schema: c.opts.Schema,
 	}})
-	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor})
+	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor}.
+		withPrompt(c.prompt))
 
 	started := time.Now()
 	out := c.attempt(ctx)
@@ -126,7 +134,9 @@ func (c *agentCall) runLive() {
 			return
 		}
 		r.live.Add(1)
-		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
+		r.settled.note(c, out.value, out.usage, nil)
+		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
+			Usage: &out.usage}.withResult(out.value))
 		c.settle(out.value, nil)
 	})
 }
@@ -146,7 +156,7 @@ func (c *agentCall) checkBudget() error {
 	}
 	if spent := r.spent.Load(); spent >= budget {
 		r.limitHit("budget", fmt.Sprintf("%d of %d tokens spent", spent, budget))
-		return newError("BUDGET_EXHAUSTED", ErrBudgetExhausted,
+		return newError(CodeBudget, ErrBudgetExhausted,
 			fmt.Sprintf("agent(): the token budget is spent (%d of %d tokens); resume with a larger --token-budget to go on", spent, budget))
 	}
 	return nil
@@ -160,7 +170,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	class := executors.ClassOf(out.err)
 	if class == executors.RateLimited {
 		r.pauseFor("rate limited: " + out.err.Error())
-		c.settle(nil, newError("RATE_LIMITED", ErrRateLimited, out.err.Error()))
+		c.settle(nil, newError(CodeUsageLimit, ErrRateLimited, out.err.Error()))
 		return
 	}
 	info := &errorInfo{Class: class.String(), Message: out.err.Error()}
@@ -171,9 +181,19 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	r.append(&record{Type: recFailed, Path: c.path, Kind: "agent", Fingerprint: c.fp, Usage: &out.usage, Error: info,
 		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
 	r.failed.Add(1)
+	r.settled.note(c, nil, out.usage, out.err)
 	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message})
 	if errors.Is(out.err, ErrSchemaInvalid) {
 		c.settle(nil, out.err)
+		return
+	}
+	if c.opts.Required {
+		code := CodeAgentFailed
+		if errors.Is(out.err, context.DeadlineExceeded) {
+			code = CodeAgentTimeout
+		}
+		c.settle(nil, newError(code, ErrRequiredFailed,
+			fmt.Sprintf("agent(): a required call ended without an answer: %v", out.err)))
 		return
 	}
 	c.settle(json.RawMessage("null"), nil)
@@ -267,7 +287,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 		}
 		repairs++
 		if repairs >= r.opts.SchemaAttempts {
-			out.err = newError("SCHEMA_INVALID", ErrSchemaInvalid,
+			out.err = newError(CodeSchema, ErrSchemaInvalid,
 				fmt.Sprintf("agent(): the answer did not satisfy the schema after %d attempts: %v", repairs, verr))
 			return out
 		}

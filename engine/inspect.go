@@ -90,8 +90,22 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	}
 	paths := rt.store.RunPaths(id)
 	if _, err := os.Stat(paths.Journal); err != nil {
+		if run, nerr := rt.store.ReadNodeRun(id); nerr == nil {
+			return rt.inspectNodeRun(run), nil
+		}
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
+	d, lastSeq, err := foldJournal(paths.Journal)
+	if err != nil {
+		return nil, err
+	}
+	d.Summary, err = rt.summaryOf(id, d, lastSeq)
+	return d, err
+}
+
+// foldJournal folds a journal into a run's detail, all but its summary,
+// and returns the sequence of its last record.
+func foldJournal(path string) (*Detail, int64, error) {
 	d := &Detail{}
 	byPath := map[string]int{}
 	call := func(path string) *CallDetail {
@@ -106,11 +120,11 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	children := map[string]int{}
 	line := 0
 	var lastSeq int64
-	err := journal.ScanReadOnly(paths.Journal, func(b []byte) error {
+	err := journal.ScanReadOnly(path, func(b []byte) error {
 		line++
 		var r record
 		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: line %d: %w", paths.Journal, line, err)
+			return fmt.Errorf("%s: line %d: %w", path, line, err)
 		}
 		lastSeq = max(lastSeq, r.Seq)
 		at := time.UnixMilli(r.Time).UTC()
@@ -178,11 +192,10 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sort.SliceStable(d.Calls, func(i, j int) bool { return lessPath(d.Calls[i].Path, d.Calls[j].Path) })
-	d.Summary, err = rt.summaryOf(id, d, lastSeq)
-	return d, err
+	return d, lastSeq, nil
 }
 
 // summaryOf returns the live summary, else the snapshot's when it is up to

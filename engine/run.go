@@ -78,6 +78,11 @@ type Run struct {
 	err         error
 	files       []string // every file this execution pulled in
 	done        chan struct{}
+
+	// ignoredOptions holds the agent() option keys already warned about.
+	ignoredOptions sync.Map
+	// settled lists the calls of this execution for the Node runtime.
+	settled nodeAgents
 }
 
 // Files lists every file the execution depends on: the script, what it
@@ -223,6 +228,10 @@ func (r *Run) summary() store.Summary {
 	}
 	if r.err != nil {
 		s.Error = r.err.Error()
+		var ee *Error
+		if errors.As(r.err, &ee) {
+			s.ErrorCode = ee.Code
+		}
 	}
 	if !r.endedAt.IsZero() {
 		t := r.endedAt.UTC()
@@ -317,7 +326,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
 	r.endedAt = time.Now()
 	r.mu.Unlock()
-	if werr := r.writeSnapshot(); werr != nil {
+	if werr := r.saveSnapshot(true); werr != nil {
 		r.rt.log.Error("write snapshot", "run", r.id, "err", werr)
 	}
 	if cerr := r.journal.Close(); cerr != nil {
@@ -415,7 +424,11 @@ func (r *Run) startSnapshots() (stop func()) {
 	return func() { close(quit); wg.Wait() }
 }
 
-func (r *Run) writeSnapshot() error {
+func (r *Run) writeSnapshot() error { return r.saveSnapshot(false) }
+
+// saveSnapshot writes the run's snapshot; a settled run's also lists its
+// calls for the Node runtime (see nodeAgents).
+func (r *Run) saveSnapshot(settled bool) error {
 	if err := r.lease.Check(); err != nil {
 		return err
 	}
@@ -423,6 +436,11 @@ func (r *Run) writeSnapshot() error {
 	r.mu.Lock()
 	snap.Result = r.result
 	r.mu.Unlock()
+	snap.Phases = r.header.Phases
+	if settled {
+		snap.Agents = r.settled.list()
+		snap.Phases = nodePhases(r.header.Phases, snap.Agents)
+	}
 	return r.rt.store.WriteSnapshot(r.id, snap)
 }
 

@@ -231,7 +231,7 @@ func (rt *Runtime) Resume(ctx context.Context, id string, req ResumeRequest) (*R
 	}
 	paths := rt.store.RunPaths(id)
 	if _, err := os.Stat(paths.Journal); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return nil, rt.missing(id, "resume")
 	}
 	lease, err := rt.store.AcquireLease(id, rt.owner)
 	if err != nil {
@@ -331,7 +331,7 @@ func (rt *Runtime) Stop(id string) error {
 	}
 	paths := rt.store.RunPaths(id)
 	if _, err := os.Stat(paths.Journal); err != nil {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+		return rt.missing(id, "stop")
 	}
 	lease, err := rt.store.AcquireLease(id, rt.owner)
 	if err != nil {
@@ -385,7 +385,7 @@ func (rt *Runtime) notLive(id string) error {
 		return err
 	}
 	if _, err := os.Stat(rt.store.RunPaths(id).Journal); err != nil {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+		return rt.missing(id, "pause")
 	}
 	if info, held, _ := rt.store.LeaseHolder(id); held {
 		return fmt.Errorf("%w: %s is run by process %d", ErrNotRunning, id, info.PID)
@@ -398,7 +398,19 @@ func (rt *Runtime) Delete(id string) error {
 	if _, ok := rt.Live(id); ok {
 		return fmt.Errorf("%w: %s; stop it before deleting it", ErrRunning, id)
 	}
+	if rt.store.IsNodeRun(id) {
+		return &store.ForeignError{RunID: id, Op: "delete"}
+	}
 	return rt.store.DeleteRun(id)
+}
+
+// missing is the error for a run without a journal: another runtime's
+// (which this one only reads), or none at all.
+func (rt *Runtime) missing(id, op string) error {
+	if rt.store.IsNodeRun(id) {
+		return &store.ForeignError{RunID: id, Op: op}
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, id)
 }
 
 // List returns the project's runs, newest first. A run recorded as running
@@ -424,7 +436,7 @@ func (rt *Runtime) List() ([]store.Summary, error) {
 }
 
 func (rt *Runtime) reconcileView(s *store.Summary) {
-	if s.Status != string(StatusRunning) {
+	if s.Status != string(StatusRunning) || s.Foreign != "" {
 		return
 	}
 	if r, ok := rt.Live(s.RunID); ok {
@@ -449,7 +461,7 @@ func (rt *Runtime) Recover() (int, error) {
 	}
 	n := 0
 	for _, s := range sums {
-		if s.Status != string(StatusRunning) {
+		if s.Status != string(StatusRunning) || s.Foreign != "" {
 			continue
 		}
 		if _, ok := rt.Live(s.RunID); ok {

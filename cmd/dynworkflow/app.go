@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
@@ -32,15 +34,22 @@ type app struct {
 	commandExecutors []string
 }
 
-// projectDir is --cwd made absolute, or the working directory.
+// projectDir is --cwd made absolute, or the working directory. Both are
+// physical paths, as the Node runtime's process.cwd() and path.resolve give
+// them (getcwd(2), not $PWD), so that both runtimes hash the same path to
+// the same project.
 func (a *app) projectDir() (string, error) {
+	wd, err := unix.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the working directory: %w", err)
+	}
 	dir := a.cwd
 	if dir == "" {
-		return os.Getwd()
+		return wd, nil
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
+	abs := filepath.Clean(dir)
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(wd, dir)
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return "", usageErrorf("--cwd %s is not a directory", dir)
@@ -94,6 +103,10 @@ func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (
 		return nil, err
 	}
 	root := st.Root()
+	if dir := st.LegacyDir(); dir != "" {
+		fmt.Fprintf(a.stderr, "warning: some of this project's runs are still in %s (the project id changed to match the Node runtime's, %s); they move there once no process uses them and no file of the same name is in the way\n",
+			dir, st.ProjectID())
+	}
 	level := slog.LevelWarn
 	if os.Getenv("DYNWORKFLOW_DEBUG") != "" {
 		level = slog.LevelDebug

@@ -62,6 +62,9 @@ func (a *app) listCommand() *cobra.Command {
 				if s.PauseReason != "" && s.PauseReason != s.Status {
 					status += " (" + escapeControls(s.PauseReason, true) + ")"
 				}
+				if s.Foreign != "" {
+					status += " [" + s.Foreign + " runtime]"
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.RunID, status, escapeControls(s.Name, true), s.Stats.Agents,
 					humanCount(s.Stats.InputTokens+s.Stats.OutputTokens), s.StartedAt.Local().Format(time.DateTime))
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -158,6 +159,9 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 	fmt.Fprintln(w)
 	if s.Description != "" {
 		fmt.Fprintf(w, "  %s\n", escapeControls(s.Description, true))
+	}
+	if s.Foreign == store.ForeignNode {
+		fmt.Fprintln(w, "  a run of the Node runtime (@fish59fish/dynamic-workflows), shown read-only")
 	}
 	fmt.Fprintln(w)
 	field := func(name, format string, args ...any) {
