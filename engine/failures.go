@@ -37,7 +37,7 @@ type failureSet struct {
 
 func (f *failureSet) add(path string, info *errorInfo) {
 	class := info.Class
-	if info.Code == "SCHEMA_INVALID" {
+	if info.Code == CodeSchema {
 		class = "schema"
 	}
 	key := class + "\x00" + info.Message

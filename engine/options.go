@@ -55,9 +55,12 @@ const (
 // DefaultConcurrency is how many agent calls run at once when the run does
 // not say. An agent call mostly waits on the network, so the count of CPUs
 // is no guide (min(16, CPUs-2) gave 1 on a 2-CPU machine); what bounds it
-// is memory: one codex child holds about 50 MB and one claude child about
-// 250 MB (measured against the fake model server; see the README), so 8
-// claude children fit in 2 GB. The seed's runtime uses 8 as well.
+// is memory. Measured against the fake model server, one call's process
+// tree peaks at 180-215 MB for codex (its Node launcher and native
+// binary), 180-390 MB for claude (the high end in a tool-using turn) and
+// 175-190 MB for pi: 8 at once is 1.5 to 3 GB of RSS, less in fact since
+// their code pages are shared, which a developer machine has. The seed's
+// runtime uses 8 as well.
 const DefaultConcurrency = 8
 
 // ExecutorDefault is the ExecutorSource of a run whose executor nobody

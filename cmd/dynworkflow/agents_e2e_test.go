@@ -475,7 +475,7 @@ const out = await parallel(Array.from({ length: 9 }, (_, i) => () =>
   agent(i % 3 === 0 ? '[simulate:fail] broken ' : i % 3 === 1 ? 'fine ' + i : '[simulate:transient] flaky', { retries: 0 })))
 return out.filter(x => x !== null).length`)
 	r := e.dwOK("run", script, "--executor", "simulate")
-	for _, want := range []string{"6 failed calls, by cause", "3× terminal", "first /par.0/0/agent.0", "3× transient", "first /par.0/2/agent.0", "[simulate:fail]"} {
+	for _, want := range []string{"6 calls failed, by cause", "3× terminal", "first /par.0/0/agent.0", "3× transient", "first /par.0/2/agent.0", "[simulate:fail]"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("the end of the run lacks %q:\n%s", want, r.stderr)
 		}
@@ -487,7 +487,7 @@ return out.filter(x => x !== null).length`)
 	if d := e.showAgents(o.RunID); len(d.Failures) != 2 {
 		t.Errorf("show --json failures %+v, want the same two causes", d.Failures)
 	}
-	if r := e.dwOK("show", o.RunID); !strings.Contains(r.stdout, "6 failed calls, by cause") {
+	if r := e.dwOK("show", o.RunID); !strings.Contains(r.stdout, "6 calls failed, by cause") {
 		t.Errorf("show does not summarize the failures:\n%s", r.stdout)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
@@ -21,6 +23,10 @@ import (
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// logs carries the runtime's log to stderr, or above a live view.
+	logs *logSink
+	// stdinScript is the script `run -` read from standard input.
+	stdinScript []byte
 
 	cwd      string
 	stateDir string
@@ -33,15 +39,22 @@ type app struct {
 	configErr error
 }
 
-// projectDir is --cwd made absolute, or the working directory.
+// projectDir is --cwd made absolute, or the working directory. Both are
+// physical paths, as the Node runtime's process.cwd() and path.resolve give
+// them (getcwd(2), not $PWD), so that both runtimes hash the same path to
+// the same project.
 func (a *app) projectDir() (string, error) {
+	wd, err := unix.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the working directory: %w", err)
+	}
 	dir := a.cwd
 	if dir == "" {
-		return os.Getwd()
+		return wd, nil
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
+	abs := filepath.Clean(dir)
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(wd, dir)
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return "", usageErrorf("--cwd %s is not a directory", dir)
@@ -54,6 +67,23 @@ func (a *app) stateRoot() (string, error) {
 		return filepath.Abs(a.stateDir)
 	}
 	return store.DefaultRoot()
+}
+
+// openStore opens the project's state.
+func (a *app) openStore() (*store.Store, error) {
+	cwd, err := a.projectDir()
+	if err != nil {
+		return nil, err
+	}
+	root, err := a.stateRoot()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(root, cwd)
+	if err != nil {
+		return nil, fmt.Errorf("open the state in %s: %w", root, err)
+	}
+	return st, nil
 }
 
 // hosts is every script language this build knows.
@@ -82,23 +112,24 @@ func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (
 }
 
 func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engine.Config)) (*engine.Runtime, error) {
+	st, err := a.openStore()
+	if err != nil {
+		return nil, err
+	}
 	cwd, err := a.projectDir()
 	if err != nil {
 		return nil, err
 	}
-	root, err := a.stateRoot()
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.Open(root, cwd)
-	if err != nil {
-		return nil, fmt.Errorf("open the state in %s: %w", root, err)
+	root := st.Root()
+	if dir := st.LegacyDir(); dir != "" {
+		fmt.Fprintf(a.stderr, "warning: some of this project's runs are still in %s (the project id changed to match the Node runtime's, %s); they move there once no process uses them and no file of the same name is in the way\n",
+			dir, st.ProjectID())
 	}
 	level := slog.LevelWarn
 	if os.Getenv("DYNWORKFLOW_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(sinkHandler{slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: level}), a.logs})
 	conf, err := a.executorConfig(cwd)
 	if err != nil {
 		if strict {
