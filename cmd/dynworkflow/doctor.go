@@ -230,11 +230,9 @@ func (a *app) checkExecutor(ctx context.Context, e cliExecutor, dir string, prob
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	started := time.Now()
+	// The probe runs with the executor's configured model, read-only.
 	req := executors.Request{RunID: "doctor", Path: "probe", Prompt: "Reply with the single word OK.", Dir: dir,
 		Permissions: executors.ReadOnly, Attempt: 1}
-	if c, ok := e.(executors.Configurable); ok {
-		req.Model, req.Effort = c.Defaults().Model, c.Defaults().Effort
-	}
 	res, err := e.Run(ctx, req, nil)
 	if err != nil {
 		return false, fmt.Sprintf("%s; probe failed (%s): %v", detail, executors.ClassOf(err), err), executors.FixOf(err)

@@ -63,17 +63,16 @@ func (a *app) executorConfig(project string) (*execconfig.Config, error) {
 	return a.config, a.configErr
 }
 
-// executorSource is how the run options name where the executor came from.
+// executorSource is how the run options name where the configuration's
+// default executor came from.
 func executorSource(source string) string {
 	switch source {
-	case execconfig.SourceBuiltIn:
-		return engine.ExecutorDefault
 	case execconfig.SourceProject:
 		return "project config"
 	case execconfig.SourceUser:
 		return "user config"
 	}
-	return "flag"
+	return engine.ExecutorDefault
 }
 
 // openChildren opens the child registry of the state root and reaps the

@@ -23,7 +23,9 @@ type Config struct {
 	// Env is added to the environment the child inherits from us.
 	Env []string
 	// Model, Effort, Permissions and Timeout are the defaults of calls that
-	// do not set them (see executors.Defaults).
+	// do not set them (see executors.Defaults). The engine resolves them
+	// before it calls Run; Run fills in the first three for callers that
+	// do not (WithDefaults).
 	Model       string
 	Effort      string
 	Permissions executors.Permissions
@@ -71,6 +73,21 @@ func (b *Base) Name() string { return b.name }
 // Defaults are the configured defaults of calls.
 func (b *Base) Defaults() executors.Defaults {
 	return executors.Defaults{Model: b.Model, Effort: b.Effort, Permissions: b.Permissions, Timeout: b.Timeout}
+}
+
+// WithDefaults fills in the request's model, effort and permissions from
+// the configuration where the request leaves them empty.
+func (b *Base) WithDefaults(req executors.Request) executors.Request {
+	if req.Model == "" {
+		req.Model = b.Model
+	}
+	if req.Effort == "" {
+		req.Effort = b.Effort
+	}
+	if req.Permissions == "" {
+		req.Permissions = b.Permissions
+	}
+	return req
 }
 
 // Describe is the executor's definition, environment values left out.

@@ -34,6 +34,7 @@ func New(cfg agentcli.Config) *Executor {
 
 // Run runs one call as one claude -p.
 func (e *Executor) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
+	req = e.WithDefaults(req)
 	return e.Base.Run(ctx, req, agentcli.Call{Args: Args(req), Stdin: []byte(req.Prompt), Dir: req.Dir}, newParser(req, observe))
 }
 

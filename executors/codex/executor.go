@@ -32,6 +32,7 @@ func New(cfg agentcli.Config) *Executor {
 
 // Run runs one call as one codex exec.
 func (e *Executor) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
+	req = e.WithDefaults(req)
 	args, cleanup, err := Args(req)
 	if err != nil {
 		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: "codex", Err: err}

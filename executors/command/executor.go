@@ -44,6 +44,7 @@ func (e *Executor) Describe() executors.Definition {
 
 // Run runs the template for one call.
 func (e *Executor) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
+	req = e.WithDefaults(req)
 	vals := map[string]string{"{prompt}": req.Prompt, "{model}": req.Model, "{effort}": req.Effort,
 		"{schema}": string(req.Schema), "{dir}": req.Dir, "{schema_file}": "",
 		"{permissions}": string(req.Permissions.Or(executors.WorkspaceWrite))}

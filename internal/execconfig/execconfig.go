@@ -155,10 +155,9 @@ func (c *Config) Get(name string) *Executor {
 	return nil
 }
 
-// Overrides are what the command line says, above both files.
+// Overrides are what the command line and the environment say, above both
+// files. (--executor is a run option: the engine's, not the files'.)
 type Overrides struct {
-	// Executor is --executor, when given.
-	Executor string
 	// Commands are the --command-executor specs, [NAME=]TEMPLATE.
 	Commands []string
 	// Binaries overrides binaries by executor name, from the environment
@@ -274,9 +273,6 @@ func Load(project, userFile string, builtIns []BuiltIn, o Overrides) (*Config, e
 		if e := byName[name]; e != nil && v.Value != "" {
 			e.Binary, e.Configured = v, true
 		}
-	}
-	if o.Executor != "" {
-		cfg.DefaultExecutor = Value[string]{Value: o.Executor, Source: SourceFlag + " --executor"}
 	}
 	for _, name := range sortedKeys(byName) {
 		cfg.Executors = append(cfg.Executors, byName[name])

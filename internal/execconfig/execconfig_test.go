@@ -73,11 +73,10 @@ func TestPrecedence(t *testing.T) {
 				t.Errorf("env %s", got)
 			}
 		}},
-		{name: "flags over files", user: user, project: project,
-			o: Overrides{Executor: "claude-code", Commands: []string{"mine=tool --flag {prompt}"},
+		{name: "command line and environment over files", user: user, project: project,
+			o: Overrides{Commands: []string{"mine=tool --flag {prompt}"},
 				Binaries: map[string]Value[string]{"codex": {Value: "/opt/codex", Source: SourceEnv + " DYNWORKFLOW_CODEX_BIN"}}},
 			check: func(t *testing.T, c *Config) {
-				want(t, c.DefaultExecutor, "claude-code", SourceFlag+" --executor")
 				want(t, c.Get("codex").Binary, "/opt/codex", SourceEnv+" DYNWORKFLOW_CODEX_BIN")
 				want(t, *c.Get("mine").Command, []string{"tool", "--flag", "{prompt}"}, SourceFlag+" --command-executor")
 			}},
