@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,20 +20,22 @@ func langSource(dir, name, text string) lang.Source {
 }
 
 // probe is an executor that answers with what it was asked to run with, so
-// a test sees what reached the executor, and that can be switched to
-// failing as unavailable.
+// a test sees what reached the executor, and that can be made unavailable
+// from a given call on.
 type probe struct {
 	name     string
 	defaults executors.Defaults
-	// down makes every call fail as unavailable.
-	down atomic.Bool
+	// failFrom, when positive, is the number (in launch order) of the
+	// first call that fails as unavailable; every later one fails too.
+	failFrom int
 	// delay holds each call back, so that calls overlap.
 	delay time.Duration
 
 	mu       sync.Mutex
 	launched int
-	// launchedAfterDown counts the calls started once down was set.
-	launchedAfterDown int
+	// launchedAtFailure is launched when the first failure was returned.
+	launchedAtFailure int
+	failed            bool
 }
 
 func (p *probe) Name() string                 { return p.name }
@@ -43,21 +44,34 @@ func (p *probe) Describe() executors.Definition {
 	return executors.Definition{Name: p.name, Kind: "command", Model: p.defaults.Model}
 }
 
+// launchedAfterFailure is how many calls were launched once the first
+// unavailable failure had been returned.
+func (p *probe) launchedAfterFailure() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.failed {
+		return 0
+	}
+	return p.launched - p.launchedAtFailure
+}
+
 func (p *probe) Run(ctx context.Context, req executors.Request, _ executors.Observer) (executors.Result, error) {
 	p.mu.Lock()
 	p.launched++
-	down := p.down.Load()
-	if down {
-		p.launchedAfterDown++
-	}
+	fail := p.failFrom > 0 && p.launched >= p.failFrom
 	p.mu.Unlock()
-	if down {
-		return executors.Result{}, &executors.Error{Class: executors.Unavailable, Message: "probe: 401 not logged in", Fix: "log the probe in"}
-	}
 	select {
 	case <-time.After(p.delay):
 	case <-ctx.Done():
 		return executors.Result{}, ctx.Err()
+	}
+	if fail {
+		p.mu.Lock()
+		if !p.failed {
+			p.failed, p.launchedAtFailure = true, p.launched
+		}
+		p.mu.Unlock()
+		return executors.Result{}, &executors.Error{Class: executors.Unavailable, Message: "probe: 401 not logged in", Fix: "log the probe in"}
 	}
 	return executors.Result{Text: fmt.Sprintf("model=%s effort=%s permissions=%s", req.Model, req.Effort, req.Permissions),
 		Usage: executors.Usage{InputTokens: 1, OutputTokens: 1}}, nil
@@ -146,38 +160,31 @@ return await agent('look around')`)
 // calls and pauses with the executor's name, the cause and the fix; after
 // the fix a resume completes it, replaying every call that had finished.
 func TestUnavailableExecutorPausesTheRun(t *testing.T) {
-	p := &probe{name: "main", delay: 2 * time.Millisecond}
+	p := &probe{name: "main", delay: time.Millisecond, failFrom: 40}
 	h := newHarnessWith(t, simulate.Config{}, func(c *engine.Config) { c.Executors = executors.NewSet(p) })
 	opts := testOptions()
 	opts.Executor, opts.Concurrency = "main", 8
 	script := h.write("u.workflow.js", `export const meta = { name: 'u', description: 'unavailable' }
 const out = await parallel(Array.from({ length: 200 }, (_, i) => () => agent('task ' + i)))
 return out.filter(x => x !== null).length`)
-	r := h.start(script, "", opts)
-	// Let some calls finish, then take the executor down.
-	deadline := time.Now().Add(30 * time.Second)
-	for r.Progress().Stats.Live < 20 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	p.down.Store(true)
-	o := h.wait(r)
+	o := h.run(script, "", opts)
 	mustStatus(t, o, engine.StatusPaused)
 	for _, want := range []string{"executor main is unavailable", "401 not logged in", "Fix: log the probe in"} {
 		if !strings.Contains(o.PauseReason, want) {
 			t.Errorf("pause reason %q lacks %q", o.PauseReason, want)
 		}
 	}
-	p.mu.Lock()
-	after := p.launchedAfterDown
-	p.mu.Unlock()
-	if after > opts.Concurrency {
-		t.Errorf("%d calls were launched once the executor was down, want at most the concurrency, %d", after, opts.Concurrency)
+	if after := p.launchedAfterFailure(); after > opts.Concurrency {
+		t.Errorf("%d calls were launched once the executor had failed, want at most the concurrency, %d", after, opts.Concurrency)
 	}
 	if o.Stats.Failed != 0 {
 		t.Errorf("%d calls were journaled as failed; an unavailable executor fails none", o.Stats.Failed)
 	}
 	finished := o.Stats.Live
-	p.down.Store(false)
+	if finished == 0 || finished >= 40 {
+		t.Fatalf("%d calls finished before the failures began at call 40", finished)
+	}
+	p.failFrom = 0 // fixed
 	resumed := h.resume(o.RunID, engine.ResumeRequest{})
 	mustStatus(t, resumed, engine.StatusCompleted)
 	if string(resumed.Result) != "200" || resumed.Stats.Replayed != finished || resumed.Stats.Live != 200-finished {
