@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,20 +14,54 @@ import (
 
 // agentCall is one agent() call on its way to an answer.
 type agentCall struct {
-	run      *Run
-	scope    *scope
-	path     string
-	fp       string
-	prompt   string
-	opts     lang.AgentOptions
-	executor string
-	phase    string
-	schema   *compiledSchema
-	done     lang.Done
+	run    *Run
+	scope  *scope
+	path   string
+	fp     string
+	prompt string
+	opts   lang.AgentOptions
+	// executor, model, effort, permissions and timeout are what the call
+	// runs with: its own options, else the run's, else the executor's
+	// configuration (see resolve).
+	executor    string
+	model       string
+	effort      string
+	permissions executors.Permissions
+	timeout     time.Duration
+	phase       string
+	schema      *compiledSchema
+	done        lang.Done
 	// ctx is what the call runs under (see Run.callContext); release lets
 	// go of it once the call is settled.
 	ctx     context.Context
 	release context.CancelFunc
+}
+
+// resolve fixes what the call runs with. The precedence, highest first: the
+// call's option; the run's option (its --model only for calls on the run's
+// own executor, since a model name belongs to one provider); the
+// executor's configuration (project file over user file); the built-in
+// default. An agentType of Claude Code's read-only kinds (Explore, Plan)
+// counts as the call asking for read-only.
+func (c *agentCall) resolve() {
+	r, o := c.run, c.opts
+	c.executor = cmp.Or(o.Executor, r.opts.Executor)
+	var defs executors.Defaults
+	if e, err := r.executors.Get(c.executor); err == nil {
+		defs = executors.DefaultsOf(e)
+	}
+	runModel := ""
+	if c.executor == r.opts.Executor {
+		runModel = r.opts.Model
+	}
+	c.model = cmp.Or(o.Model, runModel, defs.Model)
+	c.effort = cmp.Or(o.Effort, defs.Effort)
+	c.permissions = cmp.Or(executors.Permissions(o.Permissions), executors.AgentTypePermissions(o.AgentType),
+		r.opts.Permissions, defs.Permissions, executors.WorkspaceWrite)
+	c.timeout = cmp.Or(r.opts.AgentTimeout, defs.Timeout)
+	if o.TimeoutMs != nil {
+		c.timeout = time.Duration(*o.TimeoutMs) * time.Millisecond
+	}
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
@@ -55,16 +90,13 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 		return
 	}
 	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
-	c.executor = opts.Executor
-	if c.executor == "" {
-		c.executor = r.opts.Executor
-	}
+	c.resolve()
 	c.phase = opts.Phase
 	if c.phase == "" {
 		c.phase = sc.currentPhase()
 	}
-	in := fingerprintInput{Kind: "agent", Prompt: prompt, Executor: c.executor, Model: opts.Model,
-		Effort: opts.Effort, AgentType: opts.AgentType, Isolation: opts.Isolation}
+	in := fingerprintInput{Kind: "agent", Prompt: prompt, Executor: c.executor, Model: c.model,
+		Effort: c.effort, AgentType: opts.AgentType, Isolation: opts.Isolation, Permissions: c.permissions}
 	if schema != nil {
 		in.Schema = schema.canonical
 	}
@@ -104,7 +136,8 @@ func (c *agentCall) runLive() {
 	}
 	r.running.Add(1)
 	r.append(&record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
-		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.opts.Model, Schema: c.opts.Schema,
+		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.model, Effort: c.effort,
+		Permissions: c.permissions, Schema: c.opts.Schema,
 	}})
 	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor}.
 		withPrompt(c.prompt))
@@ -163,14 +196,21 @@ func (c *agentCall) checkBudget() error {
 }
 
 // fail settles a call that ended without an answer: a schema failure
-// throws in the script; any other failure gives null; a rate limit pauses
-// the run.
+// throws in the script; any other failure gives null; a rate limit or an
+// unavailable executor pauses the run, since every other call would fail
+// the same way: no more are launched, and a resume picks up from here.
 func (c *agentCall) fail(out attemptResult, started time.Time) {
 	r := c.run
 	class := executors.ClassOf(out.err)
-	if class == executors.RateLimited {
+	switch class {
+	case executors.RateLimited:
 		r.pauseFor("rate limited: " + out.err.Error())
 		c.settle(nil, newError(CodeUsageLimit, ErrRateLimited, out.err.Error()))
+		return
+	case executors.Unavailable:
+		reason := unavailableReason(c.executor, out.err)
+		r.pauseFor(reason)
+		c.settle(nil, newError(CodeExecutorUnavailable, ErrExecutorUnavailable, reason))
 		return
 	}
 	info := &errorInfo{Class: class.String(), Message: out.err.Error()}
@@ -178,6 +218,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	if errors.As(out.err, &ee) {
 		info.Code = ee.Code
 	}
+	r.noteFailure(c.path, info)
 	r.append(&record{Type: recFailed, Path: c.path, Kind: "agent", Fingerprint: c.fp, Usage: &out.usage, Error: info,
 		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
 	r.failed.Add(1)
@@ -212,19 +253,18 @@ type attemptResult struct {
 func (c *agentCall) attempt(ctx context.Context) attemptResult {
 	r := c.run
 	var out attemptResult
-	exec, err := r.rt.cfg.Executors.Get(c.executor)
+	exec, err := r.executors.Get(c.executor)
 	if err != nil {
-		out.err = &executors.Error{Class: executors.Terminal, Message: "agent()", Err: err}
+		// Every call on it would fail alike: the run pauses for a fix.
+		out.err = &executors.Error{Class: executors.Unavailable, Message: err.Error(),
+			Fix: "define it with --command-executor NAME=TEMPLATE or in .dynworkflow/executors.json, or name another executor"}
 		return out
 	}
 	retries := r.opts.AgentRetries
 	if c.opts.Retries != nil {
 		retries = *c.opts.Retries
 	}
-	timeout := r.opts.AgentTimeout
-	if c.opts.TimeoutMs != nil {
-		timeout = time.Duration(*c.opts.TimeoutMs) * time.Millisecond
-	}
+	timeout := c.timeout
 	prompt, transient, repairs := c.prompt, 0, 0
 	observe := func(p executors.Progress) {
 		r.rt.bus.Publish(r.id, EventCallProgress, ProgressPayload{Path: c.path, Progress: p})
@@ -232,8 +272,8 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 	for {
 		out.attempts++
 		req := executors.Request{
-			RunID: r.id, Path: c.path, Prompt: prompt, Model: c.opts.Model, Effort: c.opts.Effort,
-			AgentType: c.opts.AgentType, Isolation: c.opts.Isolation, Schema: c.opts.Schema,
+			RunID: r.id, Path: c.path, Prompt: prompt, Model: c.model, Effort: c.effort,
+			AgentType: c.opts.AgentType, Isolation: c.opts.Isolation, Permissions: c.permissions, Schema: c.opts.Schema,
 			Dir: r.rt.cfg.Cwd, Attempt: out.attempts,
 		}
 		actx, cancel := ctx, context.CancelFunc(func() {})
@@ -306,6 +346,16 @@ func (r *Run) backoff(n int, err error) time.Duration {
 	}
 	d := r.opts.RetryBackoff << (n - 1)
 	return min(d, 30*time.Second)
+}
+
+// unavailableReason is the pause reason of an unavailable executor: its
+// name, the cause and the fix.
+func unavailableReason(executor string, err error) string {
+	reason := fmt.Sprintf("executor %s is unavailable: %v", executor, err)
+	if fix := executors.FixOf(err); fix != "" {
+		reason += ". Fix: " + fix
+	}
+	return reason
 }
 
 func repairPrompt(prompt string, verr error, schema json.RawMessage) string {

@@ -38,6 +38,8 @@ func appendRecord(b []byte, rec *record) []byte {
 		w.str("prompt", c.Prompt)
 		w.strOmit("executor", c.Executor)
 		w.strOmit("model", c.Model)
+		w.strOmit("effort", c.Effort)
+		w.strOmit("permissions", string(c.Permissions))
 		w.rawOmit("schema", c.Schema)
 		w.close()
 	}

@@ -18,6 +18,9 @@ var (
 	ErrRunning         = errors.New("run is running")
 	ErrRateLimited     = errors.New("rate limited")
 	ErrRequiredFailed  = errors.New("a required agent call failed")
+	// ErrExecutorUnavailable is a call stopped because its executor
+	// cannot serve any call (missing binary, no login, unknown model).
+	ErrExecutorUnavailable = errors.New("executor unavailable")
 )
 
 // The codes scripts see as error.code, and runs record with their error:
@@ -32,6 +35,9 @@ const (
 	CodeScriptInvalid = "SCRIPT_VALIDATION_ERROR"
 	CodeAgentFailed   = "AGENT_EXECUTION_ERROR"
 	CodeAgentTimeout  = "AGENT_TIMEOUT"
+	// CodeExecutorUnavailable is the Node runtime's code for an executor
+	// it cannot run (there, a missing Pi SDK).
+	CodeExecutorUnavailable = "EXECUTOR_UNAVAILABLE"
 	// CodeItemLimit is ours: the Node runtime has no cap on items.
 	CodeItemLimit = "ITEM_LIMIT_EXCEEDED"
 )

@@ -20,10 +20,12 @@ type history struct {
 	scriptText string
 	args       json.RawMessage
 	options    Options
-	children   map[string]*scriptRecord // by frame path
-	replay     *replayIndex
-	lastSeq    int64
-	end        *endInfo
+	// executors are the latest journaled executor definitions.
+	executors []executors.Definition
+	children  map[string]*scriptRecord // by frame path
+	replay    *replayIndex
+	lastSeq   int64
+	end       *endInfo
 	// usage is what every live attempt of every execution cost.
 	usage executors.Usage
 	// running is how many calls started without an end record, at the tail.
@@ -75,6 +77,7 @@ func loadHistory(path string) (*history, error) {
 			h.header = *r.Run
 			h.scriptPath, h.scriptHash, h.scriptText = r.Run.ScriptPath, r.Run.ScriptHash, r.Run.ScriptText
 			h.args, h.options = r.Run.Args, r.Run.Options
+			h.executors = r.Run.Executors
 		case recResume:
 			if r.Resume == nil {
 				return fmt.Errorf("%s: line %d: resume record without a header", path, line)
@@ -88,6 +91,7 @@ func loadHistory(path string) (*history, error) {
 				h.scriptText = r.Resume.ScriptText
 			}
 			h.args, h.options = r.Resume.Args, r.Resume.Options
+			h.executors = mergeDefinitions(h.executors, r.Resume.Executors)
 			h.end = nil
 		case recScript:
 			if r.Script != nil {
@@ -122,4 +126,23 @@ func loadHistory(path string) (*history, error) {
 		return nil, fmt.Errorf("%s: the journal has no run record; it is not a dynworkflow journal or it was cut before the run began", path)
 	}
 	return h, nil
+}
+
+// mergeDefinitions is old with the definitions of newer replacing those of
+// the same name: an executor defined by any execution stays known.
+func mergeDefinitions(old, newer []executors.Definition) []executors.Definition {
+	byName := map[string]int{}
+	out := append([]executors.Definition(nil), old...)
+	for i, d := range out {
+		byName[d.Name] = i
+	}
+	for _, d := range newer {
+		if i, ok := byName[d.Name]; ok {
+			out[i] = d
+		} else {
+			byName[d.Name] = len(out)
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -25,6 +25,13 @@ type Detail struct {
 	Logs       []LogLine       `json:"logs,omitempty"`
 	Executions []Execution     `json:"executions"`
 	Children   []ScriptInfo    `json:"children,omitempty"`
+	// Executors are the definitions of the executors the run could use.
+	Executors []executors.Definition `json:"executors,omitempty"`
+	// Failures groups the calls whose latest state is failed, by cause.
+	Failures []FailureGroup `json:"failures,omitempty"`
+	// SimulatedAnswers is true when the run's answers are simulated
+	// although nobody asked for the simulated executor.
+	SimulatedAnswers bool `json:"simulatedAnswers,omitempty"`
 }
 
 // ScriptInfo names a script and its content hash.
@@ -38,29 +45,35 @@ type ScriptInfo struct {
 
 // CallDetail is the latest state of one call path.
 type CallDetail struct {
-	Path      string                  `json:"path"`
-	Kind      string                  `json:"kind"`
-	Status    string                  `json:"status"` // running, done, failed
-	Epoch     int                     `json:"epoch"`
-	Label     string                  `json:"label,omitempty"`
-	Phase     string                  `json:"phase,omitempty"`
-	Prompt    string                  `json:"prompt,omitempty"`
-	Executor  string                  `json:"executor,omitempty"`
-	Model     string                  `json:"model,omitempty"`
-	Result    json.RawMessage         `json:"result,omitempty"`
-	Usage     *executors.Usage        `json:"usage,omitempty"`
-	Error     string                  `json:"error,omitempty"`
-	Source    string                  `json:"source,omitempty"`
-	Provider  string                  `json:"provider,omitempty"`
-	Attempts  int                     `json:"attempts,omitempty"`
-	DurMs     int64                   `json:"durMs,omitempty"`
-	History   []executors.HistoryItem `json:"history,omitempty"`
-	StartedAt time.Time               `json:"startedAt,omitzero"`
-	EndedAt   time.Time               `json:"endedAt,omitzero"`
+	Path     string `json:"path"`
+	Kind     string `json:"kind"`
+	Status   string `json:"status"` // running, done, failed
+	Epoch    int    `json:"epoch"`
+	Label    string `json:"label,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	Prompt   string `json:"prompt,omitempty"`
+	Executor string `json:"executor,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Effort   string `json:"effort,omitempty"`
+	// Permissions is the policy the call ran under.
+	Permissions executors.Permissions   `json:"permissions,omitempty"`
+	Result      json.RawMessage         `json:"result,omitempty"`
+	Usage       *executors.Usage        `json:"usage,omitempty"`
+	Error       string                  `json:"error,omitempty"`
+	Source      string                  `json:"source,omitempty"`
+	Provider    string                  `json:"provider,omitempty"`
+	Attempts    int                     `json:"attempts,omitempty"`
+	DurMs       int64                   `json:"durMs,omitempty"`
+	History     []executors.HistoryItem `json:"history,omitempty"`
+	StartedAt   time.Time               `json:"startedAt,omitzero"`
+	EndedAt     time.Time               `json:"endedAt,omitzero"`
 	// Seq is the journal sequence of the record that began the call (its
 	// start, or its answer when it has none): the order calls and log
 	// lines happened in, finer than their millisecond times.
 	Seq int64 `json:"seq,omitempty"`
+
+	// errorClass and errorCode group failures; Failures shows them.
+	errorClass, errorCode string
 }
 
 // LogLine is one log() line or phase change.
@@ -132,7 +145,7 @@ func foldJournal(path string) (*Detail, int64, error) {
 		case recRun:
 			h := r.Run
 			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText}
-			d.Args, d.Options = h.Args, h.Options
+			d.Args, d.Options, d.Executors = h.Args, h.Options, h.Executors
 			d.Executions = append(d.Executions, Execution{Epoch: 0, Rule: "fresh", NewHash: h.ScriptHash, StartedAt: at})
 		case recResume:
 			h := r.Resume
@@ -141,6 +154,7 @@ func foldJournal(path string) (*Detail, int64, error) {
 				d.Script.Path, d.Script.Text = h.ScriptPath, h.ScriptText
 			}
 			d.Args, d.Options = h.Args, h.Options
+			d.Executors = mergeDefinitions(d.Executors, h.Executors)
 			d.Executions = append(d.Executions, Execution{Epoch: r.Epoch, Rule: h.Rule, OldHash: h.OldHash, NewHash: h.NewHash, StartedAt: at})
 		case recScript:
 			s := r.Script
@@ -156,6 +170,7 @@ func foldJournal(path string) (*Detail, int64, error) {
 			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at, Seq: r.Seq}
 			if r.Call != nil {
 				c.Label, c.Phase, c.Prompt, c.Executor, c.Model = r.Call.Label, r.Call.Phase, r.Call.Prompt, r.Call.Executor, r.Call.Model
+				c.Effort, c.Permissions = r.Call.Effort, r.Call.Permissions
 			}
 		case recFinished, recFailed:
 			c := call(r.Path)
@@ -167,10 +182,11 @@ func foldJournal(path string) (*Detail, int64, error) {
 			}
 			c.Status, c.EndedAt, c.Usage, c.Error = "done", at, r.Usage, ""
 			c.Result = r.Result
+			c.errorClass, c.errorCode = "", ""
 			if r.Type == recFailed {
 				c.Status, c.Result = "failed", nil
 				if r.Error != nil {
-					c.Error = r.Error.Message
+					c.Error, c.errorClass, c.errorCode = r.Error.Message, r.Error.Class, r.Error.Code
 				}
 			}
 			if a := r.Answer; a != nil {
@@ -195,6 +211,14 @@ func foldJournal(path string) (*Detail, int64, error) {
 		return nil, 0, err
 	}
 	sort.SliceStable(d.Calls, func(i, j int) bool { return lessPath(d.Calls[i].Path, d.Calls[j].Path) })
+	var failed failureSet
+	for i := range d.Calls {
+		if c := &d.Calls[i]; c.Status == "failed" {
+			failed.add(c.Path, &errorInfo{Class: c.errorClass, Code: c.errorCode, Message: c.Error})
+		}
+	}
+	d.Failures = failed.list()
+	d.SimulatedAnswers = d.Options.SimulatedByDefault()
 	return d, lastSeq, nil
 }
 

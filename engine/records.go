@@ -59,6 +59,8 @@ type runHeader struct {
 	Args        json.RawMessage `json:"args,omitempty"`
 	Options     Options         `json:"options"`
 	Cwd         string          `json:"cwd"`
+	// Executors are the definitions of the executors the run could use.
+	Executors []executors.Definition `json:"executors,omitempty"`
 }
 
 type resumeHeader struct {
@@ -71,6 +73,9 @@ type resumeHeader struct {
 	ScriptText string          `json:"scriptText,omitempty"` // only when it changed
 	Args       json.RawMessage `json:"args,omitempty"`
 	Options    Options         `json:"options"`
+	// Executors are the definitions of the executors this execution could
+	// use: those of the run record, and any configured since.
+	Executors []executors.Definition `json:"executors,omitempty"`
 }
 
 type scriptRecord struct {
@@ -83,12 +88,16 @@ type scriptRecord struct {
 }
 
 type callInfo struct {
-	Label    string          `json:"label,omitempty"`
-	Phase    string          `json:"phase,omitempty"`
-	Prompt   string          `json:"prompt"`
-	Executor string          `json:"executor,omitempty"`
-	Model    string          `json:"model,omitempty"`
-	Schema   json.RawMessage `json:"schema,omitempty"`
+	Label    string `json:"label,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	Prompt   string `json:"prompt"`
+	Executor string `json:"executor,omitempty"`
+	// Model, Effort and Permissions are what the call ran with, resolved
+	// from its options, the run's and the executor's configuration.
+	Model       string                `json:"model,omitempty"`
+	Effort      string                `json:"effort,omitempty"`
+	Permissions executors.Permissions `json:"permissions,omitempty"`
+	Schema      json.RawMessage       `json:"schema,omitempty"`
 }
 
 type answerInfo struct {

@@ -47,6 +47,9 @@ type Run struct {
 	replay *replayIndex
 	// children holds the child scripts journaled by earlier executions.
 	children map[string]*scriptRecord
+	// executors are the runtime's executors, plus those of the journal
+	// that the runtime lacks (see Config.Restore).
+	executors *executors.Set
 
 	journal *journal.Writer
 	lease   *store.Lease
@@ -65,6 +68,7 @@ type Run struct {
 	live     atomic.Int64
 	failed   atomic.Int64
 	running  atomic.Int64
+	failures failureSet
 
 	mu          sync.Mutex
 	usage       executors.Usage // what every execution of this run cost
@@ -145,6 +149,14 @@ type Outcome struct {
 	Stats       store.Stats     `json:"stats"`
 	Epoch       int             `json:"epoch"`
 	DurationMs  int64           `json:"durationMs"`
+	// Failures groups the calls of this execution that failed, by cause.
+	Failures []FailureGroup `json:"failures,omitempty"`
+	// Executor is the run's executor and ExecutorSource who chose it;
+	// SimulatedAnswers is true when the answers are simulated although
+	// nobody asked for the simulated executor.
+	Executor         string `json:"executor"`
+	ExecutorSource   string `json:"executorSource,omitempty"`
+	SimulatedAnswers bool   `json:"simulatedAnswers,omitempty"`
 }
 
 // Wait blocks until the execution ends (or ctx is done) and returns how it
@@ -164,7 +176,8 @@ func (r *Run) Outcome() Outcome {
 	defer r.mu.Unlock()
 	o := Outcome{
 		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
-		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch,
+		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(),
+		Executor: r.opts.Executor, ExecutorSource: r.opts.ExecutorSource, SimulatedAnswers: r.opts.SimulatedByDefault(),
 	}
 	if o.Result == nil {
 		o.Result = json.RawMessage("null")
@@ -191,6 +204,9 @@ type Progress struct {
 	// waiting for a concurrency slot included (up to the agent cap): the
 	// total a progress bar can show before the script is done.
 	Calls int
+	// SimulatedAnswers is true when the run's answers are simulated
+	// although nobody asked for the simulated executor.
+	SimulatedAnswers bool
 }
 
 // Progress reads the counters; it costs the same for 10 agents or 10,000.
@@ -198,7 +214,8 @@ func (r *Run) Progress() Progress {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	calls := min(r.agents.Load(), int64(r.opts.MaxAgents))
-	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls)}
+	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls),
+		SimulatedAnswers: r.opts.SimulatedByDefault()}
 }
 
 func (r *Run) statsLocked() store.Stats {

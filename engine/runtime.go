@@ -36,6 +36,11 @@ type Config struct {
 	EventRing int
 	// Responder answers checkpoints; nil applies their headless policy.
 	Responder Responder
+	// Restore rebuilds an executor a resumed run's journal defines and
+	// Executors lacks, such as a command executor given on the command
+	// line of the first execution only. It returns nil for a definition it
+	// cannot rebuild; nil Restore rebuilds none.
+	Restore func(executors.Definition) (executors.Executor, error)
 }
 
 // Runtime owns the runs of one project in this process.
@@ -136,9 +141,9 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	header := runHeader{
 		RunID: id, Name: meta.Name, Description: meta.Description, Phases: phaseTitles(meta),
 		ScriptPath: req.Script.Path(), ScriptHash: req.Script.Hash(), ScriptText: string(req.Script.Text()),
-		Args: args, Options: req.Options, Cwd: rt.cfg.Cwd,
+		Args: args, Options: req.Options, Cwd: rt.cfg.Cwd, Executors: rt.cfg.Executors.Definitions(),
 	}
-	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, jw, lease, now, now)
+	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, rt.cfg.Executors, jw, lease, now, now)
 	if err := r.appendSync(ctx, &record{Type: recRun, Run: &header}); err != nil {
 		err = fmt.Errorf("start run: %w", err)
 		rt.abandon(r, err)
@@ -155,12 +160,12 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 }
 
 func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script lang.Script, args json.RawMessage,
-	opts Options, epoch int, mode replayMode, ix *replayIndex, children map[string]*scriptRecord,
+	opts Options, epoch int, mode replayMode, ix *replayIndex, children map[string]*scriptRecord, set *executors.Set,
 	jw *journal.Writer, lease *store.Lease, created, started time.Time) *Run {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r := &Run{
 		rt: rt, id: id, paths: paths, opts: opts, script: script, args: args, header: header, epoch: epoch,
-		replay: ix, children: children, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
+		replay: ix, children: children, executors: set, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
 		sched: newScheduler(opts.Concurrency), status: StatusRunning,
 		createdAt: created, startedAt: started, done: make(chan struct{}),
 	}
@@ -276,7 +281,8 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := rt.cfg.Executors.Get(opts.Executor); err != nil {
+	set := rt.restoreExecutors(id, h.executors)
+	if _, err := set.Get(opts.Executor); err != nil {
 		return nil, err
 	}
 	mode := crash
@@ -289,11 +295,12 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	}
 	hdr := h.header
 	hdr.Name, hdr.Description = script.Meta().Name, script.Meta().Description
-	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, mode, h.replay, h.children, jw, lease,
+	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, mode, h.replay, h.children, set, jw, lease,
 		h.created, time.Now())
 	r.seq.Store(h.lastSeq)
 	r.usage = h.usage
-	resume := &resumeHeader{Rule: mode.String(), OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts}
+	resume := &resumeHeader{Rule: mode.String(), OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts,
+		Executors: set.Definitions()}
 	if script.Hash() != h.scriptHash {
 		resume.ScriptPath, resume.ScriptText = script.Path(), string(script.Text())
 	}
@@ -309,6 +316,34 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		OldHash: h.scriptHash, NewHash: script.Hash()})
 	go r.execute()
 	return r, nil
+}
+
+// restoreExecutors is the runtime's executors plus those the journal
+// defines and the runtime lacks, rebuilt by Config.Restore: a resume must
+// not need the command line of the first execution again.
+func (rt *Runtime) restoreExecutors(id string, defs []executors.Definition) *executors.Set {
+	if rt.cfg.Restore == nil {
+		return rt.cfg.Executors
+	}
+	var extra []executors.Executor
+	for _, def := range defs {
+		if _, err := rt.cfg.Executors.Get(def.Name); err == nil {
+			continue // configured now: the current configuration wins
+		}
+		e, err := rt.cfg.Restore(def)
+		if err != nil {
+			rt.log.Warn("cannot rebuild an executor from the journal", "run", id, "executor", def.Name, "err", err)
+			continue
+		}
+		if e != nil {
+			rt.log.Info("rebuilt an executor from the journal", "run", id, "executor", def.Name)
+			extra = append(extra, e)
+		}
+	}
+	if len(extra) == 0 {
+		return rt.cfg.Executors
+	}
+	return rt.cfg.Executors.With(extra...)
 }
 
 // Pause pauses a run executing in this process.

@@ -21,6 +21,10 @@ type AgentOptions struct {
 	AgentType string          `json:"agentType,omitempty"`
 	Isolation string          `json:"isolation,omitempty"`
 	Executor  string          `json:"executor,omitempty"`
+	// Permissions is what the agent may change: "workspace-write",
+	// "read-only" or "full-access"; "" leaves it to the agent type, the
+	// run and the executor's configuration.
+	Permissions string `json:"permissions,omitempty"`
 	// TimeoutMs and Retries are nil when the script did not set them, so the
 	// run's defaults apply.
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
@@ -36,8 +40,9 @@ type AgentOptions struct {
 }
 
 var (
-	agentOptionNames = []string{"label", "phase", "schema", "model", "effort", "agentType", "isolation", "executor", "timeoutMs", "retries", "required"}
+	agentOptionNames = []string{"label", "phase", "schema", "model", "effort", "agentType", "isolation", "executor", "permissions", "timeoutMs", "retries", "required"}
 	efforts          = []string{"low", "medium", "high", "xhigh", "max"}
+	permissions      = []string{"workspace-write", "read-only", "full-access"}
 )
 
 // DecodeAgentOptions validates and decodes the JSON of an options object.
@@ -64,6 +69,10 @@ func DecodeAgentOptions(raw json.RawMessage) (AgentOptions, error) {
 		case "effort":
 			if err = decodeString("agent()", name, v, &o.Effort); err == nil && o.Effort != "" && !contains(efforts, o.Effort) {
 				err = fmt.Errorf("agent(): option effort must be one of %s, not %q", strings.Join(efforts, ", "), o.Effort)
+			}
+		case "permissions":
+			if err = decodeString("agent()", name, v, &o.Permissions); err == nil && o.Permissions != "" && !contains(permissions, o.Permissions) {
+				err = fmt.Errorf("agent(): option permissions must be one of %s, not %q", strings.Join(permissions, ", "), o.Permissions)
 			}
 		case "isolation":
 			if err = decodeString("agent()", name, v, &o.Isolation); err == nil && o.Isolation != "" && o.Isolation != "worktree" {

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors"
 )
 
 // StartRequest is the body of POST /api/runs. Exactly one of Script, Name
@@ -48,11 +49,16 @@ type ResumeRequest struct {
 }
 
 // RunOptions are the options a request may set; unset ones keep their
-// default (or, on resume, the run's). They are read under the Node
-// runtime's names too (see UnmarshalJSON), so a client written against its
-// README works unchanged.
+// default (the server's: what serve was started with), or on resume the
+// run's. They are read under the Node runtime's names too (see
+// UnmarshalJSON), so a client written against its README works unchanged.
 type RunOptions struct {
-	Executor       *string `json:"executor,omitempty"`
+	Executor *string `json:"executor,omitempty"`
+	// Model is the model of calls on the run's executor that name none.
+	Model *string `json:"model,omitempty"`
+	// Permissions is the policy of calls that set none: workspace-write,
+	// read-only or full-access.
+	Permissions    *string `json:"permissions,omitempty"`
 	Concurrency    *int    `json:"concurrency,omitempty"`
 	MaxAgents      *int    `json:"maxAgents,omitempty"`
 	MaxItems       *int    `json:"maxItems,omitempty"`
@@ -63,7 +69,7 @@ type RunOptions struct {
 
 // runOptionNames are the keys of an options object: ours, then the Node
 // runtime's where they differ.
-var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget",
+var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget", "model", "permissions",
 	"defaultExecutor", "autoResume"}
 
 // UnmarshalJSON reads an options object. The Node runtime's names are
@@ -106,7 +112,7 @@ func (o *RunOptions) UnmarshalJSON(b []byte) error {
 		return decode(name, dst)
 	}
 	var autoResume *bool
-	err := errors.Join(decode("executor", &o.Executor), decode("concurrency", &o.Concurrency), decode("maxAgents", &o.MaxAgents),
+	err := errors.Join(decode("executor", &o.Executor), decode("model", &o.Model), decode("permissions", &o.Permissions), decode("concurrency", &o.Concurrency), decode("maxAgents", &o.MaxAgents),
 		decode("maxItems", &o.MaxItems), decode("agentRetries", &o.AgentRetries), none("agentTimeoutMs", &o.AgentTimeoutMs),
 		none("tokenBudget", &o.TokenBudget), decode("autoResume", &autoResume))
 	if err != nil {
@@ -136,7 +142,13 @@ func (o *RunOptions) Apply(opts *engine.Options) {
 		}
 	}
 	if o.Executor != nil {
-		opts.Executor = *o.Executor
+		opts.Executor, opts.ExecutorSource = *o.Executor, "request"
+	}
+	if o.Model != nil {
+		opts.Model = *o.Model
+	}
+	if o.Permissions != nil {
+		opts.Permissions = executors.Permissions(*o.Permissions)
 	}
 	set(&opts.Concurrency, o.Concurrency)
 	set(&opts.MaxAgents, o.MaxAgents)

@@ -96,7 +96,10 @@ func (s *Server) start(c echo.Context, req StartRequest) (StartResponse, error) 
 	if err != nil {
 		return StartResponse{}, err
 	}
-	opts := engine.DefaultOptions()
+	opts := s.cfg.Defaults
+	if opts == (engine.Options{}) {
+		opts = engine.DefaultOptions()
+	}
 	req.Options.Apply(&opts)
 	if err := s.checkOptions(opts); err != nil {
 		return StartResponse{}, err

@@ -49,6 +49,10 @@ type Config struct {
 	StreamBuffer int
 	// BodyLimit bounds request bodies; zero means DefaultBodyLimit.
 	BodyLimit int64
+	// Defaults are the options of a run a request starts, before the
+	// request's own: what `serve` was given. Zero means
+	// engine.DefaultOptions().
+	Defaults engine.Options
 }
 
 // Server is the HTTP API of one runtime.

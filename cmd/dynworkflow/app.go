@@ -13,6 +13,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 	"github.com/dynworkflow/dynworkflow/jsvm"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/lang/star"
@@ -32,6 +33,10 @@ type app struct {
 	json     bool
 	// commandExecutors are the --command-executor specs, [NAME=]TEMPLATE.
 	commandExecutors []string
+
+	// config is the executor configuration, read once (executorConfig).
+	config    *execconfig.Config
+	configErr error
 }
 
 // projectDir is --cwd made absolute, or the working directory. Both are
@@ -86,14 +91,27 @@ func hosts() *lang.Registry {
 	return lang.NewRegistry(jsvm.New(), star.New())
 }
 
-// runtime opens the project's store and a runtime over it.
+// localEventRing is the event ring of a runtime that serves no clients:
+// its events go to the progress view as they happen, and nobody catches
+// up on old ones. The engine's default ring keeps the last 4,096 events
+// and their payloads alive, a megabyte in a 1,000-agent run.
+const localEventRing = 64
+
+// runtime opens the project's store and a runtime over it, for commands
+// that only read or control runs: a broken executor configuration is a
+// warning there, and the built-in executors stand in.
 func (a *app) runtime(sim simulate.Config) (*engine.Runtime, error) {
-	return a.runtimeWith(sim, func(*engine.Config) {})
+	return a.openRuntime(sim, false, func(*engine.Config) {})
 }
 
-// runtimeWith is runtime with a last word on the engine's config: serve
-// sets its checkpoint responder and a larger event ring.
+// runtimeWith opens a runtime that runs workflows, with a last word on the
+// engine's config (serve sets its checkpoint responder and a larger event
+// ring). The executor configuration must be sound.
 func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (*engine.Runtime, error) {
+	return a.openRuntime(sim, true, configure)
+}
+
+func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engine.Config)) (*engine.Runtime, error) {
 	st, err := a.openStore()
 	if err != nil {
 		return nil, err
@@ -112,18 +130,25 @@ func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (
 		level = slog.LevelDebug
 	}
 	log := slog.New(sinkHandler{slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: level}), a.logs})
+	conf, err := a.executorConfig(cwd)
+	if err != nil {
+		if strict {
+			return nil, err
+		}
+		fmt.Fprintln(a.stderr, "dynworkflow: warning:", err)
+		conf = execconfig.BuiltInOnly(builtIns)
+	}
 	// Opening the child registry reaps the agents a killed dynworkflow
 	// left running, before anything new starts.
-	set, err := a.executorSet(cwd, sim, a.openChildren(context.Background(), root, log), log)
-	if err != nil {
-		return nil, err
-	}
+	reg := a.openChildren(context.Background(), root, log)
 	cfg := engine.Config{
 		Store:     st,
 		Hosts:     hosts(),
-		Executors: set,
+		Executors: executorSet(conf, sim, reg, log),
+		Restore:   restorer(reg, log),
 		Cwd:       cwd,
 		Logger:    log,
+		EventRing: localEventRing,
 	}
 	configure(&cfg)
 	return engine.New(cfg)

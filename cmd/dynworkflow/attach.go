@@ -226,7 +226,8 @@ func outcomeOf(d *engine.Detail) engine.Outcome {
 	s := d.Summary
 	o := engine.Outcome{
 		RunID: s.RunID, Name: s.Name, Status: engine.Status(s.Status), PauseReason: s.PauseReason,
-		Result: d.Result, Error: s.Error, Stats: s.Stats, Epoch: s.Epoch,
+		Result: d.Result, Error: s.Error, Stats: s.Stats, Epoch: s.Epoch, Failures: d.Failures,
+		Executor: d.Options.Executor, ExecutorSource: d.Options.ExecutorSource, SimulatedAnswers: d.SimulatedAnswers,
 	}
 	if len(o.Result) == 0 || o.Status != engine.StatusCompleted {
 		o.Result = json.RawMessage("null")

@@ -77,11 +77,14 @@ type env struct {
 	dir     string // the project directory
 	state   string // the state root
 	workdir string // the processes' working directory; dir when empty
+	// config is the processes' XDG_CONFIG_HOME, so that no user file of
+	// the machine's user (dynworkflow/executors.json) leaks into a test.
+	config string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return &env{t: t, dir: t.TempDir(), state: t.TempDir()}
+	return &env{t: t, dir: t.TempDir(), state: t.TempDir(), config: t.TempDir()}
 }
 
 // write writes a file of the project and returns its path.
@@ -108,12 +111,13 @@ func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
 	}
 	var environ []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DYNWORKFLOW_") && !strings.HasPrefix(kv, "DYNAMIC_WORKFLOWS_HOME=") && !strings.HasPrefix(kv, "GORACE=") {
+		if !strings.HasPrefix(kv, "DYNWORKFLOW_") && !strings.HasPrefix(kv, "DYNAMIC_WORKFLOWS_HOME=") && !strings.HasPrefix(kv, "GORACE=") &&
+			!strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
 			environ = append(environ, kv)
 		}
 	}
 	// A race-enabled binary sleeps a second at exit unless told not to.
-	cmd.Env = append(environ, "DYNAMIC_WORKFLOWS_HOME="+e.state, "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(environ, "DYNAMIC_WORKFLOWS_HOME="+e.state, "GORACE=atexit_sleep_ms=0", "XDG_CONFIG_HOME="+e.config)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 )
 
 // follow shows a run's progress in view (subscribed before the run
@@ -24,6 +25,9 @@ func (a *app) follow(ctx context.Context, rt *engine.Runtime, r *engine.Run, vie
 	defer signal.Stop(signals)
 
 	view.start(r)
+	if r.Progress().SimulatedAnswers && !a.json {
+		view.note(simulatedNote)
+	}
 	interrupts, stop := 0, false
 	onSignal := func() {
 		interrupts++
@@ -97,7 +101,11 @@ func (a *app) printOutcome(o engine.Outcome) {
 	if st.CostUSD > 0 {
 		parts = append(parts, fmt.Sprintf("$%.2f", st.CostUSD))
 	}
+	if o.SimulatedAnswers {
+		parts = append(parts, "simulated answers")
+	}
 	fmt.Fprintln(a.stderr, joinToWidth(parts, terminalWidth(a.stderr)))
+	printFailures(a.stderr, o.Failures)
 	switch o.Status {
 	case engine.StatusCompleted:
 		printResult(a.stdout, o.Result, isTerminal(a.stdout))
@@ -113,6 +121,26 @@ func (a *app) printOutcome(o engine.Outcome) {
 		fmt.Fprintln(a.stderr, "stopped")
 	}
 }
+
+// printFailures prints the failed calls grouped by cause: how many, the
+// first of them, and what they said.
+func printFailures(w io.Writer, groups []engine.FailureGroup) {
+	if len(groups) == 0 {
+		return
+	}
+	total := 0
+	for _, g := range groups {
+		total += g.Count
+	}
+	fmt.Fprintf(w, "%s failed, by cause (see: dynworkflow show RUN):\n", plural(total, "call"))
+	for _, g := range groups {
+		fmt.Fprintf(w, "  %4d× %-9s first %s: %s\n", g.Count, g.Class, g.FirstPath, escapeControls(clipText(g.Message, 1, 160), true))
+	}
+}
+
+// simulatedNote tells a user that the answers they are about to see are
+// made up, when they did not ask for that.
+const simulatedNote = "simulated answers: no executor was chosen, so the built-in simulator answers. Pick one with --executor codex|claude-code|pi, or defaultExecutor in " + execconfig.ProjectFile
 
 // printResult prints a string result as text and anything else as JSON.
 // On a terminal, control characters in a string are escaped; piped, the

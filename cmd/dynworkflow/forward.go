@@ -83,6 +83,12 @@ func (o *optionFlags) apiOptions(cmd *cobra.Command) *web.RunOptions {
 	if fs.Changed("executor") {
 		ro.Executor, set = &o.executor, true
 	}
+	if fs.Changed("model") {
+		ro.Model, set = &o.model, true
+	}
+	if fs.Changed("permissions") {
+		ro.Permissions, set = &o.permissions, true
+	}
 	if fs.Changed("concurrency") {
 		ro.Concurrency, set = &o.concurrency, true
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -22,8 +23,20 @@ const (
 )
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// gcPercent is the garbage collector's target unless GOGC says otherwise.
+// dynworkflow waits on agents: a 1,000-agent run allocates about 27 MB in
+// all, and its live heap (about 4 MB, mostly the script's pending promises)
+// is what the default target of 100 lets double before a collection. At 50
+// the heap stays within half again its live size; the extra collections
+// cost no measurable CPU in bench/executors.sh, and the peak RSS of that
+// run drops by about 2 MB (of 28).
+const gcPercent = 50
 
 // run executes the command line and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -85,6 +98,7 @@ edited resumes without paying for finished calls again.`,
 		a.checkpointsCommand(),
 		a.respondCommand(),
 		a.versionCommand(),
+		a.fakeModelCommand(),
 	)
 	return root
 }

@@ -373,6 +373,9 @@ func (v *progressView) regionLocked() []line {
 
 	var lines []line
 	head := line{{v.src.ID(), styleBold}}
+	if p.SimulatedAnswers {
+		head = append(head, seg{"  simulated answers", styleYellow})
+	}
 	if p.Phase != "" {
 		head = append(head, seg{"  " + escapeControls(p.Phase, true), styleCyan})
 	}
@@ -461,6 +464,9 @@ func (v *progressView) plainLocked() {
 	known := max(p.Calls, done+s.Failed+s.Running)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", v.src.ID())
+	if p.SimulatedAnswers {
+		b.WriteString(" · simulated answers")
+	}
 	if p.Phase != "" {
 		fmt.Fprintf(&b, " · %s", escapeControls(p.Phase, true))
 	}

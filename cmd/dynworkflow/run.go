@@ -35,7 +35,7 @@ Ctrl-C pauses the run (its journal stays resumable); a second Ctrl-C stops it.
 Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 		Args: exactArgs(1, "run needs a workflow file or a saved workflow's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := of.options(cmd)
+			opts, err := a.options(cmd, &of)
 			if err != nil {
 				return err
 			}

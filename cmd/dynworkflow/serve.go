@@ -72,7 +72,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	if err != nil {
 		return err
 	}
-	opts, err := of.options(cmd)
+	opts, err := a.options(cmd, of)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	cwd, _ := a.projectDir()
 	started := time.Now()
 	srv, err := web.New(web.Config{
-		Runtime: rt, Checkpoints: checkpoints, Token: token, Cwd: cwd, StartedAt: started, Version: programVersion(),
+		Runtime: rt, Checkpoints: checkpoints, Token: token, Cwd: cwd, StartedAt: started, Version: programVersion(), Defaults: opts,
 		Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

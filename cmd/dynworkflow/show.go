@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -177,7 +178,11 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 	if len(d.Args) > 0 {
 		field("Args", "%s", escapeControls(string(d.Args), true))
 	}
-	field("Executor", "%s", d.Options.Executor)
+	executor := d.Options.Executor
+	if d.SimulatedAnswers {
+		executor += " (simulated answers: no executor was chosen)"
+	}
+	field("Executor", "%s", executor)
 	if !s.StartedAt.IsZero() {
 		took := ""
 		if s.EndedAt != nil {
@@ -198,8 +203,10 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 		field("Waiting", "checkpoint %s (%s) at %s: %s", cp.ID, cp.Kind, cp.Path, escapeControls(cp.Prompt, true))
 		fmt.Fprintf(w, "%-11s answer with: dynworkflow respond %s %s\n", "", cp.ID, answerHint(cp))
 	}
-	// hook: the grouped failure summary of the run (the real-agents issue)
-	// goes here once the detail carries it.
+	if len(d.Failures) > 0 {
+		fmt.Fprintln(w)
+		printFailures(w, d.Failures)
+	}
 
 	fmt.Fprintln(w, "\nExecutions")
 	for i, e := range d.Executions {
@@ -262,6 +269,9 @@ func printCallEntry(w io.Writer, n int, c *engine.CallDetail, runStatus string) 
 	var facts []string
 	if c.Phase != "" {
 		facts = append(facts, "phase "+escapeControls(c.Phase, true))
+	}
+	if c.Permissions != "" && c.Permissions != executors.WorkspaceWrite {
+		facts = append(facts, string(c.Permissions))
 	}
 	if c.Usage != nil {
 		facts = append(facts, humanCount(c.Usage.Total())+" tokens")
@@ -432,6 +442,7 @@ func printCall(w io.Writer, d *engine.Detail, c *engine.CallDetail) {
 		exec += " · provider " + escapeControls(c.Provider, true)
 	}
 	field("Executor", exec)
+	field("Permissions", string(c.Permissions))
 	field("Answer", c.Source)
 	if c.Attempts > 0 {
 		field("Attempts", strconv.Itoa(c.Attempts))

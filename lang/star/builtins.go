@@ -33,7 +33,7 @@ func (r *run) builtins() starlark.StringDict {
 }
 
 // agent(prompt, label=, phase=, schema=, model=, effort=, agentType=,
-// isolation=, executor=, timeoutMs=, retries=) runs one agent and returns
+// isolation=, executor=, permissions=, timeoutMs=, retries=) runs one agent and returns
 // its text, the validated schema answer as dicts and lists, or None on a
 // terminal failure. The options are those of JavaScript's agent(), checked
 // by the same code; an option set to None counts as not set.
