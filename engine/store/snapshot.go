@@ -43,6 +43,10 @@ type Summary struct {
 	EndedAt     *time.Time `json:"endedAt,omitempty"`
 	Stats       Stats      `json:"stats"`
 	JournalSeq  int64      `json:"journalSeq"` // last journal record this snapshot reflects
+
+	// Phases are the phase titles the script's meta declares, in order:
+	// with Phase they tell how far a run has come.
+	Phases []string `json:"phases,omitempty"`
 	// Stale marks a summary ListSummaries read from the backup: it is older
 	// than the journal, which the caller should fold instead.
 	Stale bool `json:"-"`
