@@ -400,3 +400,17 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// sendKeys types text into the element the CSS selector finds.
+func sendKeys(sel, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.SendKeys(chromedp.CSS(sel), text)
+}
+
+func evalVoid(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](expr)
+}
+
+// startRequest is a start of script text with a concurrency.
+func startRequest(script string, concurrency int) web.StartRequest {
+	return web.StartRequest{Script: script, Options: &web.RunOptions{Concurrency: new(concurrency)}}
+}

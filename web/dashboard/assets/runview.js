@@ -193,7 +193,7 @@ export class RunView {
       this.busy = "";
       this.renderActions();
     }
-    this.app.refetchRun(0);
+    this.app.scheduleRunFetch(true);
   }
 
   renderCheckpoints() {
