@@ -165,6 +165,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 			fmt.Fprintln(a.stderr, "dynworkflow: start", args[0]+":", err)
 		} else {
 			fmt.Fprintln(a.stderr, "started", r.ID())
+			fmt.Fprintln(a.stderr, "  on the dashboard:", desc.RunURL(r.ID()))
 		}
 	}
 
