@@ -25,7 +25,8 @@ return { audited: found.filter(Boolean).length }
 `
 
 // TestScreenshots saves the run list and the run view of the repository's
-// example workflows at laptop and phone widths, light and dark.
+// example workflows at laptop and phone widths, light and dark, and checks
+// on the way that the phone's Back button closes the agent panel.
 func TestScreenshots(t *testing.T) {
 	s := newServer(t, simulate.Config{MinLatency: 5e6, MaxLatency: 30e6, Seed: 7})
 	dir := artifacts(t)
@@ -80,6 +81,9 @@ func TestScreenshots(t *testing.T) {
 	tb.click(`.agent-row[data-path]`)
 	tb.waitFor("the agent panel", `document.querySelector('.agent-panel [data-field=result]')`)
 	tb.screenshot(dir, "agent-phone-dark.png")
+	// On a phone the panel covers the page: Back closes it.
+	tb.do(chromedp.NavigateBack())
+	tb.waitFor("Back to close the panel", `!document.querySelector('.agent-panel') && document.querySelector('.view-run .agent-row')`)
 	tb.do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}},

@@ -112,6 +112,7 @@ func TestThousandAgentRun(t *testing.T) {
 	tb.click(`.agent-row[data-path="` + d.Calls[999].Path + `"]`)
 	tb.waitFor("its panel", `document.querySelector('.agent-panel')?.dataset.path === `+jsString(d.Calls[999].Path))
 	t.Logf("open the 1,000th agent's panel after the burst: %s (including the test's round trips)", time.Since(start).Round(time.Millisecond))
+	tb.screenshot(artifacts(t), "thousand-agents-laptop-light.png")
 	tb.waitFor("every phase done", `[...document.querySelectorAll('.phase-counts')].every(e => e.textContent === "250 agents · 250 done")`)
 }
 

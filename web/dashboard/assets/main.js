@@ -62,6 +62,7 @@ class App {
       }
       this.route();
     });
+    addEventListener("popstate", () => this.route());
     addEventListener("keydown", (e) => this.key(e));
     let frame = 0;
     const onScroll = () => {
@@ -161,20 +162,37 @@ class App {
     if (this.view && callChanged) this.view.renderPanel();
   }
 
+  // show puts a view on the page. The focus, if it was on what is gone,
+  // goes to the start of the new view, as after a page load.
   show(el, title) {
     replace(this.main, el);
     document.title = title + " · dynworkflow";
+    scrollTo(0, 0);
+    if (!document.activeElement || document.activeElement === document.body || !document.activeElement.isConnected) {
+      this.main.focus({ preventScroll: true });
+    }
   }
 
-  // selectCall opens the panel of one call (null closes it). On a narrow
-  // screen the panel covers the list, so the focus goes into it.
+  // selectCall opens the panel of one call (null closes it). Opening it
+  // is a step the Back button undoes (on a phone the panel covers the
+  // page); moving from one agent to another is not. On a narrow screen
+  // the focus goes into the panel; closing it puts the focus back on the
+  // agent's row.
   selectCall(path) {
+    const was = this.selectedCall;
     const p = new URLSearchParams();
     p.set("run", this.selectedRun);
     if (path) p.set("call", path);
-    history.replaceState(null, "", "#" + p.toString());
-    const was = this.selectedCall;
-    this.route();
+    const pushed = history.state && history.state.panel;
+    if (!path && pushed) {
+      history.back(); // popstate routes again when it lands
+      this.selectedCall = null;
+      if (this.view) this.view.renderPanel();
+    } else {
+      if (path && !was) history.pushState({ panel: true }, "", "#" + p.toString());
+      else history.replaceState(null, "", "#" + p.toString());
+      this.route();
+    }
     if (path) {
       const title = document.getElementById("agent-title");
       if (title && matchMedia("(max-width: 59.99rem)").matches) title.focus();
@@ -192,6 +210,7 @@ class App {
 
   takeOverview(ov, requested) {
     this.overview = ov;
+    for (const [id, at] of this.goneCps) if (at < requested - 60000) this.goneCps.delete(id);
     this.cps.clear();
     for (const cp of ov.checkpoints || []) {
       const gone = this.goneCps.get(cp.id);

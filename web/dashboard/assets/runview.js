@@ -61,9 +61,9 @@ export class RunView {
       h("header", { class: "run-head" },
         h("div", { class: "run-title" }, this.title, h("div", { class: "run-sub" }, this.badge, this.idEl, this.reason)),
         this.actions),
+      this.cpSection,
       this.desc,
       this.stats,
-      this.cpSection,
       this.failBox,
       h("div", { class: "run-body" },
         h("section", { class: "phases-wrap", "aria-labelledby": "phases-title" },
@@ -124,6 +124,7 @@ export class RunView {
   renderHead() {
     const m = this.model, s = m.summary;
     setText(this.title, s.name || m.detail.script?.name || "(unnamed)");
+    document.title = (s.name || s.runId) + " · " + (s.status || "unknown") + " · dynworkflow";
     setText(this.idEl, s.runId);
     this.badge.className = "badge " + statusClass(s.status);
     setText(this.badge, s.status || "unknown");
