@@ -180,12 +180,6 @@ func (s *server) close() {
 	s.rt = nil
 }
 
-func (s *server) restart() {
-	s.t.Helper()
-	s.close()
-	s.open(s.addr)
-}
-
 func (s *server) link(runID string) string {
 	return web.DashboardLink("http://"+s.addr, token, runID)
 }

@@ -53,7 +53,7 @@ class App {
     this.stopped = false;
   }
 
-  async start() {
+  start() {
     addEventListener("hashchange", () => {
       // A dashboard link opened in this tab again carries the token.
       if (takeToken() !== this.api.token) {
@@ -84,7 +84,12 @@ class App {
       e.preventDefault();
       location.hash = "";
     });
+    this.load();
+  }
 
+  // load fetches the overview until the runtime answers, then shows the
+  // page and opens the event stream.
+  async load() {
     let ov;
     try {
       ov = await this.api.overview();
@@ -92,7 +97,7 @@ class App {
       if (this.stopped) return;
       this.setConn("offline", "offline");
       replace(this.main, h("p", { class: "gate" }, "The runtime does not answer: " + err.message + ". Retrying…"));
-      setTimeout(() => this.start(), 2000);
+      setTimeout(() => this.load(), 2000);
       return;
     }
     this.takeOverview(ov, 0);
