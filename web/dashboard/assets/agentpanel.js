@@ -11,7 +11,7 @@ const known = new Set([
   "path", "kind", "status", "epoch", "label", "phase", "prompt", "executor", "model", "result", "usage", "error",
   "source", "provider", "attempts", "durMs", "history", "startedAt", "endedAt",
   // the page's own
-  "liveHistory", "retryError", "resultPreview",
+  "liveHistory", "retryError", "resultPreview", "promptPreview",
 ]);
 
 export function callStatus(c) {
@@ -54,8 +54,9 @@ export function agentPanel(c, { onClose }) {
   const sections = [];
   if (c.error) sections.push(h("section", { class: "error-box" }, h("h3", null, "Error"), h("pre", { class: "text" }, c.error)));
   if (c.retryError && c.status === "running") sections.push(h("section", { class: "warn-box" }, h("h3", null, "Retrying after"), h("pre", { class: "text" }, c.retryError)));
-  sections.push(h("section", null, h("h3", null, "Prompt"),
-    c.prompt ? h("pre", { class: "text", dataset: { field: "prompt" } }, c.prompt) : h("p", { class: "muted" }, c.status === "running" ? "loading…" : "no prompt recorded")));
+  if (c.prompt) sections.push(h("section", null, h("h3", null, "Prompt"), h("pre", { class: "text", dataset: { field: "prompt" } }, c.prompt)));
+  else if (c.promptPreview) sections.push(h("section", null, h("h3", null, "Prompt (preview)"), h("pre", { class: "text", dataset: { field: "prompt" } }, c.promptPreview)));
+  else sections.push(h("section", null, h("h3", null, "Prompt"), h("p", { class: "muted" }, c.status === "running" ? "loading…" : "no prompt recorded")));
   if (c.result !== undefined) {
     sections.push(h("section", null, h("h3", null, c.kind === "checkpoint" ? "Answer" : "Result"), h("pre", { class: "text", dataset: { field: "result" } }, pretty(c.result))));
   } else if (c.resultPreview !== undefined) {

@@ -121,7 +121,7 @@ export class RunModel {
         }
         if (p.usage) c.usage = p.usage;
         if (c.startedAt && ev.type !== "call.replayed") c.durMs = Date.parse(at) - Date.parse(c.startedAt);
-        if ("result" in p) c.resultPreview = p.result;
+        if (p.result !== undefined || p.resultPreview !== undefined) c.resultPreview = p.result !== undefined ? p.result : p.resultPreview;
         this.meta(c, p, ch);
         ch.calls.add(c.path);
         ch.finished.add(c.path);
@@ -152,7 +152,6 @@ export class RunModel {
         Object.assign(c, { status: "done", epoch: this.epoch, endedAt: at, result: p.answer, source: p.source === "journal" ? "journal" : "live" });
         if (p.prompt) c.prompt = p.prompt;
         ch.calls.add(c.path);
-        this.log({ time: at, scope: p.path, level: "checkpoint", message: (p.prompt || "") + " → " + JSON.stringify(p.answer) }, ch);
         return;
       }
       case "phase":
@@ -189,7 +188,10 @@ export class RunModel {
     if (p.label) c.label = p.label;
     if (p.executor) c.executor = p.executor;
     if (p.model) c.model = p.model;
-    if (p.prompt && !c.prompt) c.prompt = p.prompt;
+    // An event's prompt may be cut short: it stands in until a fetch
+    // brings the whole one.
+    const prompt = p.prompt || p.promptPreview;
+    if (prompt && !c.prompt) c.promptPreview = prompt;
     if (p.phase !== undefined && p.phase !== c.phase) {
       c.phase = p.phase;
       ch.groups = true;
