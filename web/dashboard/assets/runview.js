@@ -30,8 +30,7 @@ export class RunView {
   constructor(app, model) {
     this.app = app;
     this.model = model;
-    this.lists = new Map(); // phase title -> {section, list, head}
-    this.collapsed = new Set();
+    this.lists = new Map(); // phase title -> its section, list, head parts and group
     this.busy = "";
     this.build();
     this.load(model);
