@@ -23,13 +23,21 @@ type agentCall struct {
 	phase    string
 	schema   *compiledSchema
 	done     lang.Done
+	// ctx is what the call runs under (see Run.callContext); release lets
+	// go of it once the call is settled.
+	ctx     context.Context
+	release context.CancelFunc
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
 // thread), answers it from the journal when it already finished, and
 // otherwise runs it live in the background.
-func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
 	path := sc.callPath("agent")
+	if ctx.Err() != nil {
+		done(nil, context.Cause(ctx))
+		return
+	}
 	if n := r.agents.Add(1); n > int64(r.opts.MaxAgents) {
 		r.limitHit("agents", fmt.Sprintf("agent call %d is over the cap of %d agents per run", n, r.opts.MaxAgents))
 		done(nil, newError("AGENT_LIMIT", ErrAgentLimit,
@@ -64,8 +72,10 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 		done(p.result, nil)
 		return
 	}
+	c.ctx, c.release = r.callContext(ctx)
 	r.calls.Add(1)
 	if !r.sched.submit(c) {
+		c.release()
 		r.calls.Done()
 		done(nil, context.Cause(r.ctx))
 	}
@@ -76,7 +86,7 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 // worker does not wait for that, it moves on to the next call.
 func (c *agentCall) runLive() {
 	r := c.run
-	ctx := r.ctx
+	ctx := c.ctx
 	if err := ctx.Err(); err != nil {
 		c.settle(nil, context.Cause(ctx))
 		return
@@ -123,6 +133,7 @@ func (c *agentCall) runLive() {
 
 // settle hands the call's answer to the script and counts the call done.
 func (c *agentCall) settle(answer json.RawMessage, err error) {
+	c.release()
 	c.done(answer, err)
 	c.run.calls.Done()
 }

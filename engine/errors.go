@@ -15,6 +15,7 @@ var (
 	ErrNotFound        = errors.New("no such run")
 	ErrNotResumable    = errors.New("run cannot be resumed")
 	ErrNotRunning      = errors.New("run is not running in this process")
+	ErrRunning         = errors.New("run is running")
 	ErrRateLimited     = errors.New("rate limited")
 )
 

@@ -34,16 +34,16 @@ var _ lang.Env = (*frame)(nil)
 func (f *frame) Args() json.RawMessage { return f.args }
 func (f *frame) Root() lang.Scope      { return f.root }
 
-func (f *frame) Agent(_ context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
-	f.run.startAgent(f, s.(*scope), prompt, opts, done)
+func (f *frame) Agent(ctx context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	f.run.startAgent(ctx, f, s.(*scope), prompt, opts, done)
 }
 
-func (f *frame) Checkpoint(_ context.Context, s lang.Scope, req lang.CheckpointRequest, done lang.Done) {
-	f.run.startCheckpoint(f, s.(*scope), req, done)
+func (f *frame) Checkpoint(ctx context.Context, s lang.Scope, req lang.CheckpointRequest, done lang.Done) {
+	f.run.startCheckpoint(ctx, f, s.(*scope), req, done)
 }
 
-func (f *frame) Workflow(_ context.Context, s lang.Scope, ref string, args json.RawMessage, done lang.Done) {
-	f.run.startWorkflow(f, s.(*scope), ref, args, done)
+func (f *frame) Workflow(ctx context.Context, s lang.Scope, ref string, args json.RawMessage, done lang.Done) {
+	f.run.startWorkflow(ctx, f, s.(*scope), ref, args, done)
 }
 
 func (f *frame) Parallel(s lang.Scope, n int) ([]lang.Scope, error) {

@@ -260,6 +260,19 @@ func (r *Run) execute() {
 	r.finish(status, reason, result, err)
 }
 
+// callContext is what a call the script starts runs under: the run's
+// context, also cancelled when the host's own context for the call is (a
+// host may abandon a call before the run ends). Both hosts pass the run's
+// own context, which costs nothing extra.
+func (r *Run) callContext(host context.Context) (context.Context, context.CancelFunc) {
+	if host == r.ctx || host.Done() == nil {
+		return r.ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	stop := context.AfterFunc(host, func() { cancel(context.Cause(host)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
 // errExecutionEnded cancels what the script left behind when it returned.
 var errExecutionEnded = errors.New("execution ended")
 
@@ -273,12 +286,12 @@ func (p *pauseCause) Unwrap() error { return ErrPaused }
 func (r *Run) pauseFor(reason string) { r.cancel(&pauseCause{reason: reason}) }
 
 // finish journals the end of the execution, writes the snapshot and lets go
-// of the run.
+// of the run. The end record decides: the status is what it says only once
+// it is durable. When it cannot be written the run is failed, or paused
+// when the lease was lost (another owner may have the run now; its journal
+// without an end is resumable), never completed with nothing on disk to
+// show for it.
 func (r *Run) finish(status Status, reason string, result json.RawMessage, err error) {
-	r.mu.Lock()
-	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
-	r.endedAt = time.Now()
-	r.mu.Unlock()
 	end := &endInfo{
 		Status: string(status), PauseReason: reason, Result: result,
 		Replayed: int(r.replayed.Load()), Live: int(r.live.Load()), Failed: int(r.failed.Load()),
@@ -286,9 +299,19 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	if err != nil {
 		end.Error = err.Error()
 	}
-	if werr := r.appendSync(&record{Type: recEnd, End: end}); werr != nil {
+	if werr := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
+		status, result, reason = StatusFailed, nil, ""
+		if errors.Is(werr, store.ErrLeaseLost) {
+			status, reason = StatusPaused, "the run's lease was lost before its end was journaled"
+		}
+		err = fmt.Errorf("the end of the run could not be journaled: %w", werr)
+		end.Status, end.PauseReason, end.Result, end.Error = string(status), reason, nil, err.Error()
 	}
+	r.mu.Lock()
+	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
+	r.endedAt = time.Now()
+	r.mu.Unlock()
 	if werr := r.writeSnapshot(); werr != nil {
 		r.rt.log.Error("write snapshot", "run", r.id, "err", werr)
 	}
@@ -321,11 +344,11 @@ func (r *Run) append(rec *record) {
 	r.rt.buffers.Put(buf)
 }
 
-// appendSync writes a record and waits until it is on disk. Records that
-// are waited for together share one fsync.
-func (r *Run) appendSync(rec *record) error {
+// appendSync writes a record and waits until it is on disk, or until ctx
+// is done. Records that are waited for together share one fsync.
+func (r *Run) appendSync(ctx context.Context, rec *record) error {
 	buf := r.encode(rec)
-	err := r.journal.AppendSync(context.Background(), *buf)
+	err := r.journal.AppendSync(ctx, *buf)
 	r.rt.buffers.Put(buf)
 	return err
 }

@@ -79,7 +79,8 @@ func classify(err error) *apiError {
 		status, code = http.StatusBadRequest, codeBadID
 	case errors.Is(err, engine.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		status, code = http.StatusNotFound, codeNotFound
-	case errors.Is(err, engine.ErrNotResumable), errors.Is(err, engine.ErrNotRunning), errors.Is(err, store.ErrLeased):
+	case errors.Is(err, engine.ErrNotResumable), errors.Is(err, engine.ErrNotRunning), errors.Is(err, engine.ErrRunning),
+		errors.Is(err, store.ErrLeased):
 		status, code = http.StatusConflict, codeConflict
 	case errors.As(err, &le):
 		// A script error found while loading a child or a saved
