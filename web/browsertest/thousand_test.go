@@ -74,6 +74,22 @@ func TestThousandAgentRun(t *testing.T) {
 	t.Logf("live 1,000-agent run: %d events applied in %d frames, %.1f ms of script in all, longest frame %.1f ms",
 		events, frames, total, longest)
 
+	// The page orders calls as the engine does (numbers as numbers): a
+	// shuffled list of the run's paths sorts back into the detail's order.
+	paths := make([]string, len(d.Calls))
+	for i, c := range d.Calls {
+		paths[i] = c.Path
+	}
+	want, _ := json.Marshal(paths)
+	got := eval[string](tb, `import("/assets/format.js").then(f => {
+		const p = `+string(want)+`;
+		for (let i = p.length - 1; i > 0; i--) { const j = (i * 7919) % (i + 1); [p[i], p[j]] = [p[j], p[i]]; }
+		return JSON.stringify(p.sort(f.comparePaths));
+	})`)
+	if got != string(want) {
+		t.Errorf("the page sorts the run's calls differently from the engine")
+	}
+
 	// A fresh load of the finished run.
 	tb.navigate("about:blank")
 	tb.navigate(s.link(id))
