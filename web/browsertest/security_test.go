@@ -154,3 +154,22 @@ func TestWithoutAValidToken(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentPanelShowsFieldsItDoesNotKnow: a field a newer server adds to a
+// call (a permission policy, a worktree) is listed in the agent's panel,
+// as text, without the page knowing it.
+func TestAgentPanelShowsFieldsItDoesNotKnow(t *testing.T) {
+	s := newServer(t, simulate.Config{})
+	tb := newTab(t)
+	tb.navigate(s.link(""))
+	tb.waitFor("the page", `document.body.dataset.state === "ready"`)
+	text := eval[string](tb, `import("/assets/agentpanel.js").then(m => m.agentPanel({
+		path: "/agent.0", kind: "agent", status: "done", label: "x",
+		permissionPolicy: "read-only", worktree: { branch: "wf/x", dir: "<b>d</b>" },
+	}, { onClose() {} }).textContent)`)
+	for _, want := range []string{"permissionPolicyread-only", `worktree{"branch":"wf/x","dir":"<b>d</b>"}`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the panel lacks %q:\n%s", want, text)
+		}
+	}
+}
