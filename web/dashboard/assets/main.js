@@ -249,7 +249,7 @@ class App {
 
   renderCheckpoints() {
     if (this.view) this.view.renderCheckpoints();
-    else if (this.list) this.list.renderCheckpoints();
+    else if (this.list) this.list.render();
   }
 
   notify(text, isError) {
@@ -359,8 +359,7 @@ class App {
       this.view.changed(ch);
       if (cpsChanged) this.view.renderCheckpoints();
     } else if (this.list && (listChanged || cpsChanged)) {
-      if (listChanged) this.list.render();
-      else this.list.renderCheckpoints();
+      this.list.render();
     }
     if (resync) {
       this.fetchOverview();

@@ -37,6 +37,8 @@ export class RunList {
     const runs = ov.runs || [];
     const shown = this.filter ? runs.filter((r) => (r.name + " " + r.runId + " " + r.status).toLowerCase().includes(this.filter)) : runs;
     setText(this.count, runs.length === shown.length ? runs.length + (runs.length === 1 ? " run" : " runs") : shown.length + " of " + runs.length);
+    const waiting = new Map();
+    for (const cp of this.app.checkpoints()) waiting.set(cp.runId, (waiting.get(cp.runId) || 0) + 1);
     const keep = new Set();
     let prev = null;
     for (const r of shown) {
@@ -46,7 +48,7 @@ export class RunList {
         row = h("a", { class: "run-row", dataset: { run: r.runId } });
         this.rows.set(r.runId, row);
       }
-      fillRow(row, r);
+      fillRow(row, r, waiting.get(r.runId) || 0);
       const want = prev ? prev.nextSibling : this.body.firstChild;
       if (want !== row) this.body.insertBefore(row, want);
       prev = row;
@@ -112,7 +114,7 @@ export function phaseProgress(r) {
   return { text: r.phase || "", step: 0, of: phases.length };
 }
 
-function fillRow(row, r) {
+function fillRow(row, r, questions) {
   row.href = "#run=" + encodeURIComponent(r.runId);
   const s = r.stats || {};
   const pp = phaseProgress(r);
@@ -124,6 +126,7 @@ function fillRow(row, r) {
     h("span", { class: "c-name" }, h("b", null, r.name || "(unnamed)"), h("small", null, r.runId)),
     h("span", { class: "c-phase" }, pp.text ? h("span", null, pp.text + (pp.of ? " · " + pp.step + "/" + pp.of : "")) : h("span", { class: "muted" }, "—"), bar),
     h("span", { class: "c-agents" },
+      questions ? h("span", { class: "n-waiting" }, questions + (questions === 1 ? " question" : " questions")) : null,
       s.running ? h("span", { class: "n-running" }, s.running + " running") : null,
       h("span", { class: "n-done" }, (s.agents - (s.failed || 0) || 0) + " done"),
       s.failed ? h("span", { class: "n-failed" }, s.failed + " failed") : null,
