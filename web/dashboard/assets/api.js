@@ -3,7 +3,7 @@
 // read with fetch rather than EventSource, which can only send it in the
 // URL, where request lines and logs would keep it.
 
-export class APIError extends Error {
+class APIError extends Error {
   constructor(status, code, message) {
     super(message);
     this.status = status;

@@ -43,11 +43,6 @@ export function time(iso) {
   return d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " + t;
 }
 
-export function ms(iso) {
-  if (!iso) return NaN;
-  return Date.parse(iso);
-}
-
 // pretty renders a JSON value for reading: a string as itself, anything
 // else indented.
 export function pretty(v) {
