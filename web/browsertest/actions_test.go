@@ -91,7 +91,7 @@ func TestPauseResumeStopDelete(t *testing.T) {
 	id := s.start(longScript)
 	tb := newTab(t)
 	tb.navigate(s.link(id))
-	tb.waitFor("a running step", `document.querySelector('.agent-row[data-status=running]')`)
+	tb.waitFor("a running step", `document.querySelector('[data-stat=agents]')?.textContent.includes("1 running")`)
 
 	tb.click(`button[data-action=pause]`)
 	tb.waitFor("paused", `document.querySelector('.run-sub .badge').textContent === "paused"`)

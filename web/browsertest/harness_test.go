@@ -319,6 +319,7 @@ func (tb *tab) waitFor(what, expr string) {
 	ctx, cancel := context.WithTimeout(tb.ctx, 60*time.Second)
 	defer cancel()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(45*time.Second))); err != nil {
+		tb.screenshot(artifacts(tb.t), "failed.png")
 		tb.t.Fatalf("waiting for %s (%s): %v\npage:\n%s", what, expr, err, tb.pageText())
 	}
 }

@@ -21,7 +21,7 @@ func TestRecoversAfterServerRestart(t *testing.T) {
 	id := s.start(longScript)
 	tb := newTab(t)
 	tb.navigate(s.link(id))
-	tb.waitFor("a running step", `document.querySelector('.agent-row[data-status=running]')`)
+	tb.waitFor("a running step", `document.querySelector('[data-stat=agents]')?.textContent.includes("1 running")`)
 	eval[bool](tb, `window.stillHere = true`)
 
 	s.close()

@@ -164,7 +164,9 @@ export class RunView {
   renderActions() {
     const status = this.model.summary.status;
     const offered = actionsFor[status] || ["pause", "resume", "stop", "delete"];
-    const key = status + "|" + this.busy;
+    // The buttons stay the same elements while the same ones are offered:
+    // a button replaced between a press and its release takes no click.
+    const key = offered.join(",") + "|" + this.busy;
     if (this.actions.dataset.key === key) return;
     this.actions.dataset.key = key;
     replace(this.actions, offered.map((a) => h("button", {
