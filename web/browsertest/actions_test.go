@@ -92,7 +92,6 @@ func TestPauseResumeStopDelete(t *testing.T) {
 	tb := newTab(t)
 	tb.navigate(s.link(id))
 	tb.waitFor("a running step", `document.querySelector('[data-stat=agents]')?.textContent.includes("1 running")`)
-
 	tb.click(`button[data-action=pause]`)
 	tb.waitFor("paused", `document.querySelector('.run-sub .badge').textContent === "paused"`)
 	d := s.waitStatus(id, "paused")
@@ -113,9 +112,14 @@ func TestPauseResumeStopDelete(t *testing.T) {
 		t.Fatalf("after resume the API says %s, epoch %d", st.Status, st.Epoch)
 	}
 
-	// Stop asks first; Cancel leaves the run alone.
+	// Stop asks first; Cancel leaves the run alone. Asking again at once
+	// is not undone by the first dialog's close event, which comes later.
 	tb.click(`button[data-action=stop]`)
 	tb.waitFor("the confirmation", `document.querySelector('dialog#confirm').open`)
+	eval[bool](tb, `document.querySelector('#confirm-cancel').click(), document.querySelector('button[data-action=stop]').click(), true`)
+	if !eval[bool](tb, `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(document.querySelector('dialog#confirm').open))))`) {
+		t.Fatal("the second confirmation closed by itself")
+	}
 	tb.click(`#confirm-cancel`)
 	tb.waitFor("the dialog closed", `!document.querySelector('dialog#confirm').open`)
 	if st := s.detail(id).Summary.Status; st != "running" {

@@ -279,7 +279,12 @@ class App {
       const cancelBtn = document.getElementById("confirm-cancel");
       const onOk = () => done(true);
       const onCancel = () => done(false);
-      const onClose = () => done(false);
+      // Esc closes the dialog: that is a No. The close event comes a
+      // task after close(), so the one of a previous question can arrive
+      // while this one is open; it is ignored.
+      const onClose = () => {
+        if (!d.open) done(false);
+      };
       okBtn.addEventListener("click", onOk);
       cancelBtn.addEventListener("click", onCancel);
       d.addEventListener("close", onClose);
