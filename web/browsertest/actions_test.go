@@ -92,6 +92,10 @@ func TestPauseResumeStopDelete(t *testing.T) {
 	tb := newTab(t)
 	tb.navigate(s.link(id))
 	tb.waitFor("a running step", `document.querySelector('[data-stat=agents]')?.textContent.includes("1 running")`)
+	// The running step may be far down the list: the phase jumps to it.
+	tb.waitFor("enough steps for a jump", `!document.querySelector('[data-jump=running]').hidden`)
+	tb.click(`[data-jump=running]`)
+	tb.waitFor("the running step focused", `document.activeElement.classList.contains('agent-row') && Number(document.activeElement.dataset.index) >= 10`)
 	tb.click(`button[data-action=pause]`)
 	tb.waitFor("paused", `document.querySelector('.run-sub .badge').textContent === "paused"`)
 	d := s.waitStatus(id, "paused")

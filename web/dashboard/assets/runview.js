@@ -246,9 +246,16 @@ export class RunView {
       const row = e.target.closest(".agent-row");
       if (row && row.dataset.path) this.app.selectCall(row.dataset.path);
     });
+    // In a long phase the agents that matter may be far below: these
+    // jump to the first running or failed one.
+    const jump = (status) => h("button", {
+      type: "button", class: "link jump", hidden: true, dataset: { jump: status },
+      on: { click: () => this.jumpTo(e, status) },
+    }, "first " + status);
+    const jumps = h("span", { class: "phase-jumps" }, jump("running"), jump("failed"));
     const section = h("section", { class: "phase", dataset: { phase: g.title } },
-      h("header", { class: "phase-head" }, toggle, counts, bar), list.el);
-    const e = { section, list, toggle, counts, bar, group: g };
+      h("header", { class: "phase-head" }, toggle, jumps, counts, bar), list.el);
+    const e = { section, list, toggle, counts, bar, jumps, group: g };
     toggle.addEventListener("click", () => {
       const open = toggle.getAttribute("aria-expanded") !== "true";
       toggle.setAttribute("aria-expanded", String(open));
@@ -270,9 +277,16 @@ export class RunView {
       n.replayed ? n.replayed + " replayed" : "",
       n.checkpoints ? n.checkpoints + (n.checkpoints === 1 ? " checkpoint" : " checkpoints") : "",
     ].filter(Boolean).join(" · "));
+    for (const b of e.jumps.children) b.hidden = !(b.dataset.jump === "running" ? n.running : n.failed) || g.calls.length <= 10;
     e.bar.max = Math.max(total, 1);
     e.bar.value = finished;
     e.section.classList.toggle("current", g.title === this.model.summary.phase && this.model.summary.status === "running");
+  }
+
+  jumpTo(e, status) {
+    if (e.list.el.hidden) e.toggle.click();
+    const i = e.group.calls.findIndex((c) => c.status === status);
+    if (i >= 0) e.list.focusIndex(i);
   }
 
   fillRow(el, c) {
