@@ -41,6 +41,8 @@ type ScriptInfo struct {
 	Path  string `json:"path"`
 	Hash  string `json:"hash"`
 	Text  string `json:"text,omitempty"`
+	// Phases are the phase titles the run's meta declares.
+	Phases []string `json:"phases,omitempty"`
 }
 
 // CallDetail is the latest state of one call path.
@@ -144,7 +146,7 @@ func foldJournal(path string) (*Detail, int64, error) {
 		switch r.Type {
 		case recRun:
 			h := r.Run
-			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText}
+			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText, Phases: h.Phases}
 			d.Args, d.Options, d.Executors = h.Args, h.Options, h.Executors
 			d.Executions = append(d.Executions, Execution{Epoch: 0, Rule: "fresh", NewHash: h.ScriptHash, StartedAt: at})
 		case recResume:
@@ -238,7 +240,7 @@ func (rt *Runtime) summaryOf(id string, d *Detail, lastSeq int64) (store.Summary
 	if err != nil && !errors.Is(err, store.ErrSnapshotCorrupt) && !errors.Is(err, store.ErrNotFound) {
 		return store.Summary{}, err
 	}
-	s := store.Summary{RunID: id, Name: d.Script.Name, ScriptPath: d.Script.Path, ScriptHash: d.Script.Hash,
+	s := store.Summary{RunID: id, Name: d.Script.Name, Phases: d.Script.Phases, ScriptPath: d.Script.Path, ScriptHash: d.Script.Hash,
 		Executor: d.Options.Executor, JournalSeq: lastSeq, Status: string(StatusRunning)}
 	if n := len(d.Executions); n > 0 {
 		last := d.Executions[n-1]

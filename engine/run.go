@@ -240,7 +240,7 @@ func (r *Run) summary() store.Summary {
 		RunID: r.id, Name: r.header.Name, Description: r.header.Description,
 		Status: string(r.status), PauseReason: r.pauseReason,
 		ScriptPath: r.script.Path(), ScriptHash: r.script.Hash(), Executor: r.opts.Executor,
-		Phase: r.phase, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
+		Phase: r.phase, Phases: r.header.Phases, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
 		Stats: r.statsLocked(), JournalSeq: r.seq.Load(),
 	}
 	if r.err != nil {

@@ -57,12 +57,12 @@ func (a *app) forwardStarted(ctx context.Context, cl *web.Client, d web.Descript
 	}
 	if a.json {
 		_ = json.NewEncoder(a.stdout).Encode(map[string]any{
-			"runId": resp.RunID, "status": resp.Status, "epoch": resp.Epoch, "dashboardUrl": d.DashboardURL(), "pid": d.PID,
+			"runId": resp.RunID, "status": resp.Status, "epoch": resp.Epoch, "dashboardUrl": d.RunURL(resp.RunID), "pid": d.PID,
 		})
 		return nil
 	}
 	fmt.Fprintln(a.stdout, resp.RunID)
-	fmt.Fprintf(a.stderr, "%s in the runtime of pid %d; follow it with --attach, or on %s\n", action, d.PID, d.DashboardURL())
+	fmt.Fprintf(a.stderr, "%s in the runtime of pid %d; follow it with --attach, or on %s\n", action, d.PID, d.RunURL(resp.RunID))
 	return nil
 }
 

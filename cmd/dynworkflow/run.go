@@ -17,7 +17,7 @@ import (
 
 func (a *app) runCommand() *cobra.Command {
 	var of optionFlags
-	var watchFiles bool
+	var watchFiles, ui bool
 	var fw forwardFlagSet
 	cmd := &cobra.Command{
 		Use:   "run FILE|NAME|-",
@@ -30,6 +30,11 @@ defines main (def main(...)); errors name it stdin.workflow.js (.star).
 When the project has a live runtime (dynworkflow serve), the run goes to it:
 its id is printed at once, and --attach follows it to its end (--local runs
 it here instead).
+
+With --ui this process serves the dashboard and the API while the run goes
+on, prints the run's dashboard link, and keeps serving after the run ends
+until Ctrl-C; checkpoints then wait for an answer from the page (or
+dynworkflow respond) instead of taking their headless default.
 
 Ctrl-C pauses the run (its journal stays resumable); a second Ctrl-C stops it.
 Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
@@ -53,6 +58,9 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 				} else if cl != nil {
 					return a.forwardRun(cmd, &of, cl, d, args[0], fw.attach)
 				}
+			}
+			if ui {
+				return a.runWithUI(cmd, &of, args[0], opts, watchFiles)
 			}
 			rt, scriptArgs, err := a.localRuntime(cmd, &of)
 			if err != nil {
@@ -84,6 +92,7 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 		},
 	}
 	cmd.Flags().BoolVar(&watchFiles, "watch", false, "re-run the workflow each time its files are saved, replaying what did not change")
+	cmd.Flags().BoolVar(&ui, "ui", false, "serve the dashboard for this run (link on stderr) and keep it up until Ctrl-C; checkpoints wait for an answer there")
 	fw.register(cmd)
 	of.register(cmd.Flags())
 	return cmd

@@ -163,8 +163,10 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		a.watchServed(ctx, rt)
 	}
 	if first.Script != nil {
-		if _, err := rt.Start(ctx, first); err != nil {
+		if r, err := rt.Start(ctx, first); err != nil {
 			fmt.Fprintln(a.stderr, "dynworkflow: start", args[0]+":", err)
+		} else {
+			fmt.Fprintln(a.stderr, "  on the dashboard:", desc.RunURL(r.ID()))
 		}
 	}
 

@@ -49,6 +49,10 @@ type Summary struct {
 	// Foreign names the runtime that owns a run dynworkflow only reads:
 	// ForeignNode for the Node runtime's. Empty for ours.
 	Foreign string `json:"foreign,omitempty"`
+
+	// Phases are the phase titles the script's meta declares, in order:
+	// with Phase they tell how far a run has come.
+	Phases []string `json:"phases,omitempty"`
 	// Stale marks a summary ListSummaries read from the backup: it is older
 	// than the journal, which the caller should fold instead.
 	Stale bool `json:"-"`
