@@ -23,6 +23,8 @@ type agentCall struct {
 	phase    string
 	schema   *compiledSchema
 	done     lang.Done
+	// dir is where the agent works: the project, or the call's worktree.
+	dir string
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
@@ -58,6 +60,9 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 	c.fp = fingerprint(in)
 
 	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
+		if p.worktree != nil {
+			r.noteReplayedWorktree(sc, path, opts.Label, p.worktree)
+		}
 		r.replayed.Add(1)
 		r.spent.Add(p.usage.Total())
 		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase})
@@ -85,38 +90,69 @@ func (c *agentCall) runLive() {
 		c.settle(nil, err)
 		return
 	}
-	r.running.Add(1)
-	r.append(&record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
-		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.opts.Model, Schema: c.opts.Schema,
-	}})
-	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor})
-
 	started := time.Now()
+	c.dir = r.rt.cfg.Cwd
+	var iso *isolated
+	if c.opts.Isolation == "worktree" {
+		var err error
+		if iso, err = c.isolate(ctx); err != nil {
+			c.isolationFailed(err, started)
+			return
+		}
+		c.dir = iso.dir
+	}
+	r.running.Add(1)
+	rec := &record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
+		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.opts.Model, Schema: c.opts.Schema,
+	}}
+	if iso != nil {
+		// Durable before the agent runs: recovery commits the edits in a
+		// worktree only when the journal says an agent ran there.
+		rec.Worktree = &iso.info
+		if err := r.appendSync(rec); err != nil {
+			r.running.Add(-1)
+			r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
+			_ = iso.tree.Remove(context.WithoutCancel(ctx), iso.info.Base, true)
+			c.settle(nil, err)
+			return
+		}
+	} else {
+		r.append(rec)
+	}
+	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor, Worktree: rec.Worktree})
+
 	out := c.attempt(ctx)
 	r.running.Add(-1)
 	r.addUsage(out.usage)
 	r.spent.Add(out.usage.Total())
 
-	if ctx.Err() != nil && out.err != nil {
+	interrupted := ctx.Err() != nil && out.err != nil
+	var wt *Worktree
+	if iso != nil {
+		// Before anything else: the edits go on the branch first.
+		wt = c.settleWorktree(iso, interrupted)
+		c.journalWorktree(iso, wt)
+	}
+	if interrupted {
 		// Paused or stopped: the call did not finish and will run again.
 		c.settle(nil, context.Cause(ctx))
 		return
 	}
 	if out.err != nil {
-		c.fail(out, started)
+		c.fail(out, started, wt)
 		return
 	}
-	rec := &record{Type: recFinished, Path: c.path, Kind: "agent", Fingerprint: c.fp, Result: out.value, Usage: &out.usage,
+	done := &record{Type: recFinished, Path: c.path, Kind: "agent", Fingerprint: c.fp, Result: out.value, Usage: &out.usage,
 		Answer: &answerInfo{Source: "live", Provider: out.res.Provider, Model: out.res.Model, Attempts: out.attempts,
 			DurMs: time.Since(started).Milliseconds(), History: out.res.History}}
-	r.appendThen(rec, func(err error) {
+	r.appendThen(done, func(err error) {
 		if err != nil {
 			r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
 			c.settle(nil, err)
 			return
 		}
 		r.live.Add(1)
-		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
+		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage, Worktree: wt})
 		c.settle(out.value, nil)
 	})
 }
@@ -144,7 +180,7 @@ func (c *agentCall) checkBudget() error {
 // fail settles a call that ended without an answer: a schema failure
 // throws in the script; any other failure gives null; a rate limit pauses
 // the run.
-func (c *agentCall) fail(out attemptResult, started time.Time) {
+func (c *agentCall) fail(out attemptResult, started time.Time, wt *Worktree) {
 	r := c.run
 	class := executors.ClassOf(out.err)
 	if class == executors.RateLimited {
@@ -160,7 +196,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	r.append(&record{Type: recFailed, Path: c.path, Kind: "agent", Fingerprint: c.fp, Usage: &out.usage, Error: info,
 		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
 	r.failed.Add(1)
-	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message})
+	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message, Worktree: wt})
 	if errors.Is(out.err, ErrSchemaInvalid) {
 		c.settle(nil, out.err)
 		return
@@ -203,7 +239,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 		req := executors.Request{
 			RunID: r.id, Path: c.path, Prompt: prompt, Model: c.opts.Model, Effort: c.opts.Effort,
 			AgentType: c.opts.AgentType, Isolation: c.opts.Isolation, Schema: c.opts.Schema,
-			Dir: r.rt.cfg.Cwd, Attempt: out.attempts,
+			Dir: c.dir, Attempt: out.attempts,
 		}
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if timeout > 0 {

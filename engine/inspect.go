@@ -25,6 +25,9 @@ type Detail struct {
 	Logs       []LogLine       `json:"logs,omitempty"`
 	Executions []Execution     `json:"executions"`
 	Children   []ScriptInfo    `json:"children,omitempty"`
+	// Worktrees are the worktrees the run's isolated calls kept, the
+	// partial edits of interrupted calls included, in journal order.
+	Worktrees []KeptWorktree `json:"worktrees,omitempty"`
 }
 
 // ScriptInfo names a script and its content hash.
@@ -57,6 +60,8 @@ type CallDetail struct {
 	History   []executors.HistoryItem `json:"history,omitempty"`
 	StartedAt time.Time               `json:"startedAt,omitzero"`
 	EndedAt   time.Time               `json:"endedAt,omitzero"`
+	// Worktree is the worktree of an isolated call's latest execution.
+	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
 // LogLine is one log() line or phase change.
@@ -137,6 +142,18 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at}
 			if r.Call != nil {
 				c.Label, c.Phase, c.Prompt, c.Executor, c.Model = r.Call.Label, r.Call.Phase, r.Call.Prompt, r.Call.Executor, r.Call.Model
+			}
+			c.Worktree = r.Worktree
+		case recWorktree:
+			c := call(r.Path)
+			if c.Kind == "" {
+				c.Kind, c.Epoch = r.Kind, r.Epoch
+			}
+			if w := r.Worktree; w != nil {
+				c.Worktree = w
+				if w.Status == worktreeKept {
+					d.Worktrees = append(d.Worktrees, KeptWorktree{Path: r.Path, Label: c.Label, Epoch: c.Epoch, Worktree: *w})
+				}
 			}
 		case recFinished, recFailed:
 			c := call(r.Path)

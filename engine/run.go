@@ -58,6 +58,12 @@ type Run struct {
 	stopping atomic.Bool
 	sched    *scheduler // runs live calls under the concurrency cap
 	calls    sync.WaitGroup
+	// teardown counts the removals of unchanged worktrees still going on
+	// in the background.
+	teardown sync.WaitGroup
+	// branchNotes says, by branch, how the kept branch of a call this
+	// resume may replay changed since the call finished.
+	branchNotes map[string]string
 
 	agents   atomic.Int64 // agent() calls made in this execution, for the cap
 	spent    atomic.Int64 // tokens as the script's budget sees them
@@ -239,6 +245,8 @@ func (r *Run) execute() {
 		c.settle(nil, context.Cause(r.ctx))
 	}
 	r.calls.Wait()
+	r.teardown.Wait()
+	r.removeEmptyWorktreesDir()
 	stopSnapshots()
 
 	status, reason := StatusCompleted, ""
