@@ -222,6 +222,7 @@ func (c *agentCall) journalWorktree(iso *isolated, info *Worktree) {
 	r := c.run
 	rec := &record{Type: recWorktree, Path: c.path, Kind: "agent", Fingerprint: c.fp, Worktree: info}
 	if info.Status != worktreeRemoved {
+		r.kept.Add(1)
 		r.append(rec)
 		return
 	}
@@ -245,6 +246,10 @@ func (c *agentCall) journalWorktree(iso *isolated, info *Worktree) {
 		}()
 	})
 }
+
+// KeptWorktrees is how many worktrees this execution kept: branches that
+// hold its isolated agents' edits (see Runtime.Worktrees).
+func (r *Run) KeptWorktrees() int { return int(r.kept.Load()) }
 
 // removeEmptyWorktreesDir drops the run's worktree directory once nothing
 // is left in it.

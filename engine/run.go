@@ -71,6 +71,7 @@ type Run struct {
 	live     atomic.Int64
 	failed   atomic.Int64
 	running  atomic.Int64
+	kept     atomic.Int64 // worktrees this execution kept
 
 	mu          sync.Mutex
 	usage       executors.Usage // what every execution of this run cost

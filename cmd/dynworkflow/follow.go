@@ -63,6 +63,7 @@ wait:
 		}
 	}
 	a.printOutcome(out)
+	a.noteKeptWorktrees(r)
 	return exitFor(out.Status)
 }
 

@@ -66,6 +66,7 @@ func (a *app) showCommand() *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Path, c.Status, c.Label, tokens, clip(result, 80))
 			}
 			_ = tw.Flush()
+			printKeptWorktrees(out, d)
 			if len(d.Result) > 0 {
 				fmt.Fprintln(a.stdout, "\nresult:")
 				printResult(a.stdout, d.Result)
