@@ -104,13 +104,13 @@ func loadHistory(path string) (*history, error) {
 			h.replay.addStarted(r.Path, r.Fingerprint)
 			delete(settledBy, r.Path)
 			if w := r.Worktree; w != nil {
-				h.worktrees[w.Dir] = &worktreeTrail{path: r.Path, fp: r.Fingerprint, epoch: r.Epoch, started: w}
+				h.worktrees[w.Dir] = &worktreeTrail{path: r.Path, fp: r.Fingerprint, started: w}
 			}
 		case recWorktree:
 			if w := r.Worktree; w != nil {
 				tr := h.worktrees[w.Dir]
 				if tr == nil {
-					tr = &worktreeTrail{path: r.Path, fp: r.Fingerprint, epoch: r.Epoch}
+					tr = &worktreeTrail{path: r.Path, fp: r.Fingerprint}
 					h.worktrees[w.Dir] = tr
 				}
 				tr.settled = w

@@ -311,7 +311,6 @@ func refSlug(s string) string {
 type worktreeTrail struct {
 	path    string
 	fp      string
-	epoch   int
 	started *Worktree // from call.started: the worktree exists, the agent may have run
 	settled *Worktree // from call.worktree
 }

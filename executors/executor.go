@@ -26,7 +26,10 @@ type Request struct {
 	Effort string
 	// AgentType names a custom agent definition, where the executor has them.
 	AgentType string
-	// Isolation is "" or "worktree".
+	// Isolation is "" or "worktree". With "worktree", Dir is a git worktree
+	// of the call's own (the engine made it and commits what is left in
+	// it): an executor that can limit where the agent writes should limit
+	// it to Dir.
 	Isolation string
 	// Schema is the JSON Schema the answer must satisfy, or nil for text.
 	// The engine always validates; an executor may also pass it to a native

@@ -62,20 +62,38 @@ func newGit() (*git, error) {
 
 // gitEnv drops the variables that point git at a repository other than the
 // one of its working directory (set when we run from inside a git hook),
-// makes messages parseable and never lets git wait for a password.
+// makes git's messages English, since a few are recognised (a lock held, a
+// branch that exists), and never lets git wait for a password. Only the
+// messages' language changes: an LC_ALL becomes LANG, so the character set
+// hooks and filters see is the user's.
 func gitEnv(environ []string) []string {
-	env := make([]string, 0, len(environ)+3)
+	lcAll := ""
 	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
+		if v, ok := strings.CutPrefix(kv, "LC_ALL="); ok {
+			lcAll = v
+		}
+	}
+	env := make([]string, 0, len(environ)+2)
+	for _, kv := range environ {
+		name, val, _ := strings.Cut(kv, "=")
 		switch name {
 		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
 			"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-			"LC_ALL", "LANGUAGE", "GIT_TERMINAL_PROMPT":
+			"LC_MESSAGES", "GIT_TERMINAL_PROMPT":
 			continue
+		case "LC_ALL":
+			if val != "" {
+				env = append(env, "LANG="+val)
+			}
+			continue
+		case "LANG":
+			if lcAll != "" {
+				continue
+			}
 		}
 		env = append(env, kv)
 	}
-	return append(env, "LC_ALL=C", "LANGUAGE=C", "GIT_TERMINAL_PROMPT=0")
+	return append(env, "LC_MESSAGES=C", "GIT_TERMINAL_PROMPT=0")
 }
 
 // run runs git in dir and returns its standard output. Contention on a
