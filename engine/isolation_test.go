@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -372,5 +373,31 @@ return [a, b]`)
 	}
 	if !strings.Contains(all, two.Branch+" is gone") || !strings.Contains(all, "not merged") {
 		t.Errorf("no warning that %s vanished unmerged:\n%s", two.Branch, all)
+	}
+}
+
+func TestAWorktreeThatCouldNotBeRemovedIsListedAndCleaned(t *testing.T) {
+	// The agent changes nothing but locks its worktree, so that removing
+	// it fails.
+	h := gitHarness(t, `sh -c 'cat >/dev/null; git worktree lock --reason "agent" . && echo locked'`, map[string]string{"a.txt": "a\n"})
+	s := h.write("one.workflow.js", `export const meta = {name: "one", description: "d"}
+return await agent("x", {label: "locker", isolation: "worktree"})`)
+	o := h.run(s, "", commandOptions())
+	mustStatus(t, o, engine.StatusCompleted)
+	ctx := context.Background()
+	states, err := h.rt.Worktrees(ctx, o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 1 || !states[0].Leftover || !states[0].Exists || !states[0].Merged {
+		t.Fatalf("Worktrees = %+v, want the unremoved one, listed as merged (nothing on its branch)", states)
+	}
+	git(t, h.dir, "worktree", "unlock", states[0].Dir)
+	res, err := h.rt.CleanWorktrees(ctx, o.RunID, nil, false)
+	if err != nil || len(res) != 1 || !res[0].Removed {
+		t.Fatalf("CleanWorktrees = %+v, %v", res, err)
+	}
+	if got := git(t, h.dir, "branch", "--list", "dynworkflow/*"); got != "" {
+		t.Errorf("branches left: %s", got)
 	}
 }

@@ -25,6 +25,9 @@ type WorktreeState struct {
 	Unsettled bool `json:"unsettled,omitempty"`
 	// Orphan: the worktree's run was deleted; only git knows of it.
 	Orphan bool `json:"orphan,omitempty"`
+	// Leftover: its agent changed nothing and it was to be removed, but
+	// the removal failed.
+	Leftover bool `json:"leftover,omitempty"`
 	// Exists: its directory is still there.
 	Exists bool `json:"exists"`
 	// BranchHead is where its branch is now, "" when the branch is gone.
@@ -148,9 +151,17 @@ func (rt *Runtime) runWorktrees(ctx context.Context, repo *worktree.Repo, id str
 		out = append(out, WorktreeState{RunID: id, KeptWorktree: k})
 	}
 	for _, c := range d.Calls {
-		if w := c.Worktree; w != nil && w.Status == worktreeActive {
-			out = append(out, WorktreeState{RunID: id, KeptWorktree: KeptWorktree{Path: c.Path, Label: c.Label, Epoch: c.Epoch, Worktree: *w},
-				Active: running, Unsettled: !running})
+		w := c.Worktree
+		if w == nil {
+			continue
+		}
+		k := KeptWorktree{Path: c.Path, Label: c.Label, Epoch: c.Epoch, Worktree: *w}
+		switch w.Status {
+		case worktreeActive:
+			out = append(out, WorktreeState{RunID: id, KeptWorktree: k, Active: running, Unsettled: !running})
+		case worktreeRemoved:
+			// Listed only if the removal left something behind.
+			out = append(out, WorktreeState{RunID: id, KeptWorktree: k, Leftover: true})
 		}
 	}
 	return out, nil
@@ -201,7 +212,8 @@ func fillLiveState(ctx context.Context, repo *worktree.Repo, projectHead string,
 	}
 	switch {
 	case w.Dirty || w.Active || w.Unsettled:
-	case w.BranchHead == "":
+	case w.BranchHead == "", w.Leftover && w.BranchHead == w.Head:
+		// Nothing is on the branch that is not on its base.
 		w.Merged = true
 	case projectHead != "":
 		if w.Merged, err = repo.IsAncestor(ctx, w.BranchHead, projectHead); err != nil {

@@ -153,6 +153,9 @@ func worktreeState(s engine.WorktreeState) string {
 	if s.Orphan {
 		parts = append(parts, "run deleted")
 	}
+	if s.Leftover {
+		parts = append(parts, "no changes, removal failed")
+	}
 	if s.Error != "" {
 		parts = append(parts, "not committed: "+clip(s.Error, 60))
 	}

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -154,6 +155,23 @@ return await parallel([0,1,2,3,4,5,6,7].map(i => () => agent("written by agent "
 	if n := strings.Count(r.stdout, "1 file, +1 -1  unmerged"); n != 8 {
 		t.Errorf("worktrees lists %d unmerged one-line changes, want 8:\n%s", n, r.stdout)
 	}
+	// The API has them too, per call and per run.
+	s := e.serve()
+	api, err := s.client.Run(context.Background(), o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(api.Worktrees) != 8 || api.Worktrees[0].Branch != d.Worktrees[0].Branch || api.Worktrees[0].Head == "" {
+		t.Errorf("GET /api/runs/%s: worktrees %+v", o.RunID, api.Worktrees)
+	}
+	for _, c := range api.Calls {
+		if c.Worktree == nil || c.Worktree.Status != "kept" || c.Worktree.Files != 1 {
+			t.Errorf("GET /api/runs/%s: call %s has worktree %+v", o.RunID, c.Path, c.Worktree)
+		}
+	}
+	s.signal(syscall.SIGINT)
+	expectCode(t, s.wait(), 0)
+
 	// Any of them can be taken.
 	e.git("stash", "-q", "--include-untracked")
 	e.git("merge", "-q", "--no-edit", d.Worktrees[3].Branch)
