@@ -29,6 +29,9 @@ export DYNWORKFLOW_BIN=$OUT/dynworkflow MEASURE_BIN=$OUT/measure
 echo "== go test -run '^\$' -bench . -benchtime $BENCHTIME ./engine/"
 go test -run '^$' -bench . -benchtime "$BENCHTIME" -count 1 ./engine/ | tee "$OUT/go-bench.txt"
 
+echo "== go test -run '^\$' -bench Isolation10k -benchtime 10x ./internal/worktree/"
+go test -run '^$' -bench Isolation10k -benchtime 10x -count 1 ./internal/worktree/ | tee -a "$OUT/go-bench.txt"
+
 # gb NAME UNIT: a metric of a Go benchmark, by name without the -GOMAXPROCS
 # suffix and by unit.
 gb() {
@@ -57,6 +60,11 @@ gb() {
 	result "engine: journal bytes per call, n=1000" "$(gb BenchmarkBytesPerCall/n=1000 journal-bytes/call)" B -
 	result "engine: List, 50 runs x 200 calls (in process)" "$(gb BenchmarkList50x200 ms/list)" ms -
 	result "engine: resume 10,000 calls all replayed" "$(awk -v ms="$(gb BenchmarkResumeAllReplayed10000 ms/resume)" 'BEGIN { printf "%.3f", ms / 1000 }')" s "<1"
+	result "isolation, 10k files: what a no-op call waits for (set-up + settle)" "$(gb BenchmarkIsolation10k/call-waits ms/call)" ms "<300"
+	result "isolation, 10k files: set-up + settle + removal, in sequence" "$(gb BenchmarkIsolation10k/call-total ms/call)" ms "<300"
+	result "isolation, 10k files: floor, git worktree add" "$(gb BenchmarkIsolation10k/floor-add ms/call)" ms -
+	result "isolation, 10k files: floor, git worktree add + remove + branch -D" "$(gb BenchmarkIsolation10k/floor-add-remove ms/call)" ms -
+	result "isolation, 10k files: a call that edits one file (set-up + commit)" "$(gb BenchmarkIsolation10k/edit-waits ms/call)" ms -
 } >"$OUT/results.tsv"
 
 for script in cli-fanout.sh cli-list.sh cli-resume.sh; do
