@@ -340,6 +340,14 @@ func (rt *Runtime) salvage(runID string, trails map[string]*worktreeTrail, add f
 	seen := map[string]bool{}
 	for _, e := range entries {
 		dir := filepath.Join(root, e.Name())
+		if strings.HasPrefix(e.Name(), worktree.RemovingPrefix) {
+			// A removal a crash cut short: the worktree is forgotten
+			// already, only its files are left.
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		seen[dir] = true
 		if err := rt.salvageDir(ctx, repo, runID, dir, trails[dir], add); err != nil {
 			errs = append(errs, err)

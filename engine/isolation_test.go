@@ -121,6 +121,16 @@ func inspect(t *testing.T, h *harness, id string) *engine.Detail {
 	return d
 }
 
+// failedCalls fails the test, saying why, when a call of the run failed.
+func failedCalls(t *testing.T, h *harness, id string) {
+	t.Helper()
+	for _, c := range inspect(t, h, id).Calls {
+		if c.Status != "done" {
+			t.Errorf("call %s %s: %s", c.Path, c.Status, c.Error)
+		}
+	}
+}
+
 func TestParallelIsolatedAgentsKeepTheirEditsOnTheirOwnBranches(t *testing.T) {
 	// Each agent writes its prompt into the same file, and answers with
 	// what it saw of a file the user has edited but not committed.
@@ -135,6 +145,7 @@ return await parallel([0,1,2,3,4,5,6,7].map(i => () => agent("agent " + i, {labe
 
 	o := h.run(s, "", commandOptions())
 	mustStatus(t, o, engine.StatusCompleted)
+	failedCalls(t, h, o.RunID)
 
 	var answers []string
 	if err := json.Unmarshal(o.Result, &answers); err != nil || len(answers) != 8 {

@@ -316,15 +316,11 @@ func (rt *Runtime) removeWorktree(ctx context.Context, w WorktreeState, force bo
 	if err != nil {
 		return err
 	}
-	dir := ""
-	if w.Exists {
-		dir = w.Dir
-	}
 	branch := ""
 	if w.BranchHead != "" {
 		branch = w.Branch
 	}
-	if err := repo.Attach(dir, branch, w.Base).Remove(ctx, w.BranchHead, force || w.Unsettled); err != nil {
+	if err := repo.Attach(w.Dir, branch, w.Base).Remove(ctx, w.BranchHead, force || w.Unsettled); err != nil {
 		return err
 	}
 	if dir := rt.store.WorktreesDir(w.RunID); dir != "" {

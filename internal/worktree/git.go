@@ -37,8 +37,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// lockRetries bounds how long contention on one of git's lock files is
-// waited out: 10 ms doubling to 400 ms, about 3 s in all.
+// lockRetries bounds how long contention on one of git's lock files (or a
+// race on its worktree administration) is waited out: 10 ms doubling to
+// 400 ms, about 3 s in all.
 const (
 	lockRetries   = 10
 	lockFirstWait = 10 * time.Millisecond
@@ -110,7 +111,7 @@ func (g *git) runEnv(ctx context.Context, dir string, extra []string, args ...st
 		if err == nil {
 			return out, nil
 		}
-		if ctx.Err() != nil || attempt == lockRetries || !lockBusy(stderr) {
+		if ctx.Err() != nil || attempt == lockRetries || !(lockBusy(stderr) || worktreeRace(stderr)) {
 			return out, &Error{Dir: dir, Args: args, Stderr: stderr, Err: err}
 		}
 		t := time.NewTimer(wait)
@@ -141,6 +142,13 @@ func (g *git) once(ctx context.Context, dir string, extra, args []string) ([]byt
 // holds: "Unable to create '/repo/.git/index.lock': File exists."
 func lockBusy(stderr string) bool {
 	return strings.Contains(stderr, ".lock': File exists")
+}
+
+// worktreeRace recognises a git command that read the worktree
+// administration while another process changed it: "failed to read
+// .git/worktrees/x/commondir: Success" (see Repo.checkOut).
+func worktreeRace(stderr string) bool {
+	return strings.Contains(stderr, "failed to read") && strings.Contains(stderr, "/worktrees/")
 }
 
 // exitCode is the exit status of a git command that ran and failed, or -1.

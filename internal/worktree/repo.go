@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Repo is the git repository a project directory belongs to. It is safe
@@ -16,6 +17,12 @@ type Repo struct {
 	dir    string // the project directory
 	top    string // the top of the working tree the project is in
 	prefix string // dir relative to top: "" or "a/b/"
+	// hookRun: git has "git hook run" (2.36), so a worktree's checkout can
+	// run apart from its registration (see checkOut).
+	hookRun bool
+	// admin serializes the git commands that change the worktree
+	// administration (see checkOut).
+	admin sync.Mutex
 }
 
 // Open finds the git working tree of dir. It fails with ErrGitMissing when
@@ -38,7 +45,27 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if len(lines) != 2 || lines[0] == "" {
 		return nil, fmt.Errorf("git rev-parse in %s printed %q, want the top of the working tree and a prefix", dir, out)
 	}
-	return &Repo{git: g, dir: dir, top: lines[0], prefix: lines[1]}, nil
+	version, err := g.run(ctx, dir, "version")
+	if err != nil {
+		return nil, err
+	}
+	return &Repo{git: g, dir: dir, top: lines[0], prefix: lines[1], hookRun: atLeast(string(version), 2, 36)}, nil
+}
+
+// atLeast reads "git version 2.39.5" (or "2.39.3 (Apple Git-146)") and
+// reports whether it is major.minor or later.
+func atLeast(version string, major, minor int) bool {
+	v := strings.TrimPrefix(strings.TrimSpace(version), "git version ")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }
 
 // Top is the top directory of the main checkout's working tree.

@@ -75,18 +75,46 @@ func (r *Repo) Add(ctx context.Context, spec AddSpec) (*Tree, error) {
 			return nil, err
 		}
 		t := &Tree{repo: r, Dir: dir, Branch: branch, Base: spec.Base}
-		if _, err := r.git.run(ctx, r.top, "worktree", "add", "--quiet", dir, branch); err != nil {
+		if err := r.checkOut(ctx, t); err != nil {
 			// Leave nothing behind: the branch is at base, so deleting it
 			// loses nothing.
 			cleanup := context.WithoutCancel(ctx)
-			_, _ = r.git.run(cleanup, r.top, "worktree", "remove", "--force", dir)
-			_, _ = r.git.run(cleanup, r.top, "update-ref", "-d", "refs/heads/"+branch, spec.Base)
+			_ = t.Remove(cleanup, spec.Base, true)
 			_ = os.RemoveAll(dir)
 			return nil, err
 		}
 		return t, nil
 	}
 	return nil, fmt.Errorf("no free worktree name %s-N under %s", spec.Name, spec.Parent)
+}
+
+// checkOut registers t's directory as a worktree of its branch and checks
+// the branch out there. Git does not lock its worktree administration:
+// a git worktree command reading it while another creates or deletes an
+// entry can die ("failed to read .git/worktrees/x/commondir"). So the
+// commands that change it run one at a time in this process (and are
+// retried when another process races them). With git 2.36 or later only
+// the registration is serialized, and the checkout runs outside the lock,
+// as git worktree add runs it: reset --hard, then the post-checkout hook.
+func (r *Repo) checkOut(ctx context.Context, t *Tree) error {
+	if !r.hookRun {
+		r.admin.Lock()
+		defer r.admin.Unlock()
+		_, err := r.git.run(ctx, r.top, "worktree", "add", "--quiet", t.Dir, t.Branch)
+		return err
+	}
+	r.admin.Lock()
+	_, err := r.git.run(ctx, r.top, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
+	r.admin.Unlock()
+	if err != nil {
+		return err
+	}
+	if _, err := r.git.run(ctx, t.Dir, "reset", "--hard", "--quiet", "--no-recurse-submodules"); err != nil {
+		return err
+	}
+	nothing := strings.Repeat("0", len(t.Base))
+	_, err = r.git.run(ctx, t.Dir, "hook", "run", "--ignore-missing", "post-checkout", "--", nothing, t.Base, "1")
+	return err
 }
 
 // Attach returns the Tree of a worktree created earlier (by a process that
@@ -236,20 +264,13 @@ func setIfUnset(env []string, name, value string) []string {
 // reported, or the commit a caller checked). force removes a worktree with
 // uncommitted edits; without it git refuses them.
 func (t *Tree) Remove(ctx context.Context, head string, force bool) error {
-	g := t.repo.git
-	args := []string{"worktree", "remove"}
-	if force {
-		args = append(args, "--force")
-	}
-	if _, err := os.Stat(t.Dir); err == nil {
-		if _, err := g.run(ctx, t.repo.top, append(args, t.Dir)...); err != nil {
-			return err
-		}
+	if err := t.unregister(ctx, force); err != nil {
+		return err
 	}
 	if t.Branch == "" {
 		return nil
 	}
-	if _, err := g.run(ctx, t.repo.top, "update-ref", "-d", "refs/heads/"+t.Branch, head); err != nil {
+	if _, err := t.repo.git.run(ctx, t.repo.top, "update-ref", "-d", "refs/heads/"+t.Branch, head); err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "unable to resolve reference") {
 			return nil // already gone
@@ -258,6 +279,51 @@ func (t *Tree) Remove(ctx context.Context, head string, force bool) error {
 	}
 	return nil
 }
+
+// unregister removes the worktree's directory and registration. Deleting
+// thousands of files is the slow part, and it must not hold the lock on
+// the worktree administration (see checkOut): a forced removal first moves
+// the directory aside, has git forget the worktree (git accepts a missing
+// directory), then deletes the files. Without force git must check the
+// files itself, so it does all of it under the lock.
+func (t *Tree) unregister(ctx context.Context, force bool) error {
+	g, r := t.repo.git, t.repo
+	if t.Dir == "" {
+		return nil
+	}
+	if _, err := os.Stat(t.Dir); err != nil {
+		force = true // nothing there to check or lose; git forgets it
+	}
+	if !force {
+		r.admin.Lock()
+		defer r.admin.Unlock()
+		_, err := g.run(ctx, r.top, "worktree", "remove", t.Dir)
+		return err
+	}
+	aside := filepath.Join(filepath.Dir(t.Dir), RemovingPrefix+filepath.Base(t.Dir))
+	moved := os.Rename(t.Dir, aside) == nil
+	r.admin.Lock()
+	_, err := g.run(ctx, r.top, "worktree", "remove", "--force", t.Dir)
+	r.admin.Unlock()
+	var ge *Error
+	if err != nil && errors.As(err, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {
+		err = nil // never registered, or already forgotten
+	}
+	if err != nil {
+		if moved {
+			_ = os.Rename(aside, t.Dir)
+		}
+		return err
+	}
+	if moved {
+		return os.RemoveAll(aside)
+	}
+	return os.RemoveAll(t.Dir)
+}
+
+// RemovingPrefix starts the name of a worktree directory being deleted. A
+// process that dies while deleting one leaves it; it is anyone's to delete.
+const RemovingPrefix = ".removing-"
 
 // Dirty reports whether the worktree holds edits or untracked files that
 // are on no commit.

@@ -422,3 +422,72 @@ func ExampleStat_String() {
 	fmt.Println(worktree.Stat{Files: 3, Insertions: 10, Deletions: 2})
 	// Output: 3 files, +10 -2
 }
+
+// Git does not lock its worktree administration: concurrent worktree
+// commands used to die reading a half-made entry ("failed to read
+// .git/worktrees/x/commondir"). Adds and removals of one Repo must not.
+func TestConcurrentAddsAndRemovals(t *testing.T) {
+	isolateGit(t)
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = fmt.Sprintf("%d\n", i)
+	}
+	repo := newRepo(t, files)
+	r := open(t, repo)
+	ctx := context.Background()
+	base, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	const workers, rounds = 12, 3
+	errs := make(chan error, workers*rounds)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for range rounds {
+				tr, err := r.Add(ctx, worktree.AddSpec{Parent: parent, Name: fmt.Sprintf("w%d", w), BranchPrefix: "dynworkflow/r/", Base: base})
+				if err != nil {
+					errs <- err
+					return
+				}
+				out, err := tr.Settle(ctx, "m")
+				if err == nil {
+					err = tr.Remove(ctx, out.Head, true)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := gitIn(t, repo, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
+		t.Errorf("worktrees left:\n%s", got)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("directories left: %v", entries)
+	}
+}
+
+// The checkout runs the post-checkout hook as git worktree add does: from
+// no commit to the base, as a branch checkout.
+func TestCheckoutRunsThePostCheckoutHook(t *testing.T) {
+	isolateGit(t)
+	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
+	log := filepath.Join(t.TempDir(), "hook.log")
+	writeFile(t, filepath.Join(repo, ".git", "hooks", "post-checkout"), "#!/bin/sh\necho \"$@\" >> "+log+"\n")
+	if err := os.Chmod(filepath.Join(repo, ".git", "hooks", "post-checkout"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr := add(t, open(t, repo), t.TempDir(), "w")
+	want := strings.Repeat("0", len(tr.Base)) + " " + tr.Base + " 1\n"
+	if got := readFile(t, log); got != want {
+		t.Errorf("post-checkout hook ran with %q, want %q", got, want)
+	}
+}
