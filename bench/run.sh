@@ -60,11 +60,14 @@ gb() {
 	result "engine: journal bytes per call, n=1000" "$(gb BenchmarkBytesPerCall/n=1000 journal-bytes/call)" B -
 	result "engine: List, 50 runs x 200 calls (in process)" "$(gb BenchmarkList50x200 ms/list)" ms -
 	result "engine: resume 10,000 calls all replayed" "$(awk -v ms="$(gb BenchmarkResumeAllReplayed10000 ms/resume)" 'BEGIN { printf "%.3f", ms / 1000 }')" s "<1"
-	result "isolation, 10k files: what a no-op call waits for (set-up + settle)" "$(gb BenchmarkIsolation10k/call-waits ms/call)" ms "<300"
-	result "isolation, 10k files: set-up + settle + removal, in sequence" "$(gb BenchmarkIsolation10k/call-total ms/call)" ms "<300"
-	result "isolation, 10k files: floor, git worktree add" "$(gb BenchmarkIsolation10k/floor-add ms/call)" ms -
-	result "isolation, 10k files: floor, git worktree add + remove + branch -D" "$(gb BenchmarkIsolation10k/floor-add-remove ms/call)" ms -
-	result "isolation, 10k files: a call that edits one file (set-up + commit)" "$(gb BenchmarkIsolation10k/edit-waits ms/call)" ms -
+	for unit in ms/call cpu-ms/call; do
+		u=${unit%/call}
+		result "isolation, 10k files: a no-op call waits for (set-up + settle), $u" "$(gb BenchmarkIsolation10k/call-waits "$unit")" ms "<300"
+		result "isolation, 10k files: set-up + settle + removal in sequence, $u" "$(gb BenchmarkIsolation10k/call-total "$unit")" ms "<300"
+		result "isolation, 10k files: floor git worktree add, $u" "$(gb BenchmarkIsolation10k/floor-add "$unit")" ms -
+		result "isolation, 10k files: floor add + remove + branch -D, $u" "$(gb BenchmarkIsolation10k/floor-add-remove "$unit")" ms -
+		result "isolation, 10k files: a call editing one file (set-up + commit), $u" "$(gb BenchmarkIsolation10k/edit-waits "$unit")" ms -
+	done
 } >"$OUT/results.tsv"
 
 for script in cli-fanout.sh cli-list.sh cli-resume.sh; do
