@@ -23,6 +23,10 @@ type agentCall struct {
 	phase    string
 	schema   *compiledSchema
 	done     lang.Done
+	// ctx is what the call runs under (see Run.callContext); release lets
+	// go of it once the call is settled.
+	ctx     context.Context
+	release context.CancelFunc
 	// dir is where the agent works: the project, or the call's worktree.
 	dir string
 }
@@ -30,17 +34,26 @@ type agentCall struct {
 // startAgent fixes the call's identity (in program order, on the script's
 // thread), answers it from the journal when it already finished, and
 // otherwise runs it live in the background.
-func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	for _, key := range opts.Ignored {
+		if _, seen := r.ignoredOptions.LoadOrStore(key, true); !seen {
+			r.logLine(sc, "warn", lang.IgnoredOption(key))
+		}
+	}
 	path := sc.callPath("agent")
+	if ctx.Err() != nil {
+		done(nil, context.Cause(ctx))
+		return
+	}
 	if n := r.agents.Add(1); n > int64(r.opts.MaxAgents) {
 		r.limitHit("agents", fmt.Sprintf("agent call %d is over the cap of %d agents per run", n, r.opts.MaxAgents))
-		done(nil, newError("AGENT_LIMIT", ErrAgentLimit,
+		done(nil, newError(CodeAgentLimit, ErrAgentLimit,
 			fmt.Sprintf("agent(): the run reached its cap of %d agents (nested workflows included); raise --max-agents to allow more", r.opts.MaxAgents)))
 		return
 	}
 	schema, err := r.rt.schemas.get(opts.Schema)
 	if err != nil {
-		done(nil, newError("BAD_SCHEMA", ErrSchemaInvalid, err.Error()))
+		done(nil, newError(CodeScriptInvalid, ErrSchemaInvalid, err.Error()))
 		return
 	}
 	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
@@ -65,12 +78,16 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 		}
 		r.replayed.Add(1)
 		r.spent.Add(p.usage.Total())
-		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase})
+		r.settled.note(c, p.result, executors.Usage{}, nil)
+		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase, Executor: c.executor}.
+			withPrompt(prompt).withResult(p.result))
 		done(p.result, nil)
 		return
 	}
+	c.ctx, c.release = r.callContext(ctx)
 	r.calls.Add(1)
 	if !r.sched.submit(c) {
+		c.release()
 		r.calls.Done()
 		done(nil, context.Cause(r.ctx))
 	}
@@ -81,7 +98,7 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 // worker does not wait for that, it moves on to the next call.
 func (c *agentCall) runLive() {
 	r := c.run
-	ctx := r.ctx
+	ctx := c.ctx
 	if err := ctx.Err(); err != nil {
 		c.settle(nil, context.Cause(ctx))
 		return
@@ -109,7 +126,7 @@ func (c *agentCall) runLive() {
 		// Durable before the agent runs: recovery commits the edits in a
 		// worktree only when the journal says an agent ran there.
 		rec.Worktree = &iso.info
-		if err := r.appendSync(rec); err != nil {
+		if err := r.appendSync(context.WithoutCancel(ctx), rec); err != nil {
 			r.running.Add(-1)
 			r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
 			_ = iso.tree.Remove(context.WithoutCancel(ctx), iso.info.Base, true)
@@ -119,7 +136,8 @@ func (c *agentCall) runLive() {
 	} else {
 		r.append(rec)
 	}
-	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor, Worktree: rec.Worktree})
+	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
+		Worktree: rec.Worktree}.withPrompt(c.prompt))
 
 	out := c.attempt(ctx)
 	r.running.Add(-1)
@@ -152,13 +170,16 @@ func (c *agentCall) runLive() {
 			return
 		}
 		r.live.Add(1)
-		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage, Worktree: wt})
+		r.settled.note(c, out.value, out.usage, nil)
+		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
+			Usage: &out.usage, Worktree: wt}.withResult(out.value))
 		c.settle(out.value, nil)
 	})
 }
 
 // settle hands the call's answer to the script and counts the call done.
 func (c *agentCall) settle(answer json.RawMessage, err error) {
+	c.release()
 	c.done(answer, err)
 	c.run.calls.Done()
 }
@@ -171,7 +192,7 @@ func (c *agentCall) checkBudget() error {
 	}
 	if spent := r.spent.Load(); spent >= budget {
 		r.limitHit("budget", fmt.Sprintf("%d of %d tokens spent", spent, budget))
-		return newError("BUDGET_EXHAUSTED", ErrBudgetExhausted,
+		return newError(CodeBudget, ErrBudgetExhausted,
 			fmt.Sprintf("agent(): the token budget is spent (%d of %d tokens); resume with a larger --token-budget to go on", spent, budget))
 	}
 	return nil
@@ -185,7 +206,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time, wt *Worktree) {
 	class := executors.ClassOf(out.err)
 	if class == executors.RateLimited {
 		r.pauseFor("rate limited: " + out.err.Error())
-		c.settle(nil, newError("RATE_LIMITED", ErrRateLimited, out.err.Error()))
+		c.settle(nil, newError(CodeUsageLimit, ErrRateLimited, out.err.Error()))
 		return
 	}
 	info := &errorInfo{Class: class.String(), Message: out.err.Error()}
@@ -196,9 +217,19 @@ func (c *agentCall) fail(out attemptResult, started time.Time, wt *Worktree) {
 	r.append(&record{Type: recFailed, Path: c.path, Kind: "agent", Fingerprint: c.fp, Usage: &out.usage, Error: info,
 		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
 	r.failed.Add(1)
+	r.settled.note(c, nil, out.usage, out.err)
 	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message, Worktree: wt})
 	if errors.Is(out.err, ErrSchemaInvalid) {
 		c.settle(nil, out.err)
+		return
+	}
+	if c.opts.Required {
+		code := CodeAgentFailed
+		if errors.Is(out.err, context.DeadlineExceeded) {
+			code = CodeAgentTimeout
+		}
+		c.settle(nil, newError(code, ErrRequiredFailed,
+			fmt.Sprintf("agent(): a required call ended without an answer: %v", out.err)))
 		return
 	}
 	c.settle(json.RawMessage("null"), nil)
@@ -292,7 +323,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 		}
 		repairs++
 		if repairs >= r.opts.SchemaAttempts {
-			out.err = newError("SCHEMA_INVALID", ErrSchemaInvalid,
+			out.err = newError(CodeSchema, ErrSchemaInvalid,
 				fmt.Sprintf("agent(): the answer did not satisfy the schema after %d attempts: %v", repairs, verr))
 			return out
 		}

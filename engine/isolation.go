@@ -70,6 +70,10 @@ type KeptWorktree struct {
 // project is not a git working tree, or it has no commit yet.
 var ErrIsolationUnavailable = errors.New("worktree isolation is unavailable")
 
+// CodeIsolationUnavailable is the code of ErrIsolationUnavailable (ours:
+// the Node runtime never refuses isolation, it skips it).
+const CodeIsolationUnavailable = "ISOLATION_UNAVAILABLE"
+
 const (
 	// settleTimeout bounds committing an agent's edits; it runs even when
 	// the run is being paused or stopped.
@@ -164,8 +168,8 @@ func (c *agentCall) isolate(ctx context.Context) (*isolated, error) {
 // agent never runs in the shared checkout instead.
 func (c *agentCall) isolationFailed(err error, started time.Time) {
 	r := c.run
-	if r.ctx.Err() != nil {
-		c.settle(nil, context.Cause(r.ctx))
+	if c.ctx.Err() != nil {
+		c.settle(nil, context.Cause(c.ctx))
 		return
 	}
 	if msg, ok := unavailable(err, r.rt.cfg.Cwd); ok {
@@ -173,7 +177,7 @@ func (c *agentCall) isolationFailed(err error, started time.Time) {
 		r.append(&record{Type: recLog, Path: c.path, Level: "error", Message: msg})
 		r.rt.bus.Publish(r.id, EventLog, LogPayload{Scope: c.path, Level: "error", Message: msg})
 		r.pauseFor(msg)
-		c.settle(nil, newError("ISOLATION_UNAVAILABLE", ErrIsolationUnavailable, msg))
+		c.settle(nil, newError(CodeIsolationUnavailable, ErrIsolationUnavailable, msg))
 		return
 	}
 	r.rt.log.Error("could not create the worktree of an isolated call", "run", r.id, "call", c.path, "err", err)
@@ -186,7 +190,7 @@ func (c *agentCall) isolationFailed(err error, started time.Time) {
 // must not leave edits only in a directory.
 func (c *agentCall) settleWorktree(iso *isolated, interrupted bool) *Worktree {
 	r := c.run
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), settleTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), settleTimeout)
 	defer cancel()
 	info := iso.info
 	info.Interrupted = interrupted
@@ -319,9 +323,10 @@ type worktreeTrail struct {
 // calls a crash interrupted get their edits committed and are kept (or
 // removed when the agent changed nothing), removals a crash cut short are
 // finished, and directories whose call never started are removed. It runs
-// before anything else of a resume, a recovery or a stop. add journals a
-// record and waits until it is durable.
-func (rt *Runtime) salvage(runID string, trails map[string]*worktreeTrail, add func(*record) error) error {
+// before anything else of a resume, a recovery or a stop, and runs to its
+// end even when ctx is cancelled: git must not be killed halfway through a
+// commit. add journals a record and waits until it is durable.
+func (rt *Runtime) salvage(ctx context.Context, runID string, trails map[string]*worktreeTrail, add func(context.Context, *record) error) error {
 	root := rt.store.WorktreesDir(runID)
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) && !hasUnsettled(trails) {
@@ -330,7 +335,7 @@ func (rt *Runtime) salvage(runID string, trails map[string]*worktreeTrail, add f
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	repo, err := rt.repo(ctx)
 	if err != nil {
@@ -375,7 +380,7 @@ func hasUnsettled(trails map[string]*worktreeTrail) bool {
 	return false
 }
 
-func (rt *Runtime) salvageDir(ctx context.Context, repo *worktree.Repo, runID, dir string, tr *worktreeTrail, add func(*record) error) error {
+func (rt *Runtime) salvageDir(ctx context.Context, repo *worktree.Repo, runID, dir string, tr *worktreeTrail, add func(context.Context, *record) error) error {
 	switch {
 	case tr != nil && tr.settled != nil:
 		if tr.settled.Status == worktreeRemoved {
@@ -407,7 +412,7 @@ func (rt *Runtime) salvageDir(ctx context.Context, repo *worktree.Repo, runID, d
 
 // salvageInterrupted commits what an interrupted call left in its
 // worktree, journals it, and removes the worktree if it holds nothing.
-func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, runID, dir string, tr *worktreeTrail, add func(*record) error) error {
+func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, runID, dir string, tr *worktreeTrail, add func(context.Context, *record) error) error {
 	info := *tr.started
 	info.Interrupted = true
 	tree := repo.Attach(dir, info.Branch, info.Base)
@@ -436,7 +441,7 @@ func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, 
 			"run", runID, "worktree", dir, "err", err)
 	}
 	settled := settledInfo(info, out, err)
-	if err := add(&record{Type: recWorktree, Path: tr.path, Kind: "agent", Fingerprint: tr.fp, Worktree: settled}); err != nil {
+	if err := add(ctx, &record{Type: recWorktree, Path: tr.path, Kind: "agent", Fingerprint: tr.fp, Worktree: settled}); err != nil {
 		return err
 	}
 	tr.settled = settled

@@ -95,6 +95,9 @@ type Env interface {
 	Args() json.RawMessage
 	// Root is the scope the script's body runs in.
 	Root() Scope
+	// Cwd is the run's working directory (the project's), which scripts
+	// read as the global cwd, as in the Node runtime.
+	Cwd() string
 
 	// Agent starts one agent call. Its answer is a JSON string for text,
 	// the validated object for a schema, or null on a terminal failure. An

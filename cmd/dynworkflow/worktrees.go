@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +37,9 @@ is "unsettled" until the run is resumed: the resume commits its edits first.`,
 			}
 			id := ""
 			if len(args) == 1 {
-				id = args[0]
+				if id, err = worktreesRunID(rt, args[0]); err != nil {
+					return err
+				}
 			}
 			states, err := rt.Worktrees(cmd.Context(), id)
 			if err != nil {
@@ -48,7 +49,7 @@ is "unsettled" until the run is resumed: the resume commits its edits first.`,
 				if states == nil {
 					states = []engine.WorktreeState{}
 				}
-				return writeJSON(a.stdout, states)
+				return encodeJSON(a.stdout, states)
 			}
 			if len(states) == 0 {
 				fmt.Fprintln(a.stderr, "no kept worktrees")
@@ -80,15 +81,17 @@ worktree that is refused makes the exit code 1.`,
 				return err
 			}
 			id, branches := "", args
-			if len(args) > 0 && isRun(rt, args[0]) {
-				id, branches = args[0], args[1:]
+			if len(args) > 0 && !strings.Contains(args[0], "/") {
+				if run, err := worktreesRunID(rt, args[0]); err == nil {
+					id, branches = run, args[1:]
+				}
 			}
 			results, err := rt.CleanWorktrees(cmd.Context(), id, branches, force)
 			if a.json {
 				if results == nil {
 					results = []engine.CleanResult{}
 				}
-				if jerr := writeJSON(a.stdout, results); jerr != nil {
+				if jerr := encodeJSON(a.stdout, results); jerr != nil {
 					return jerr
 				}
 			} else {
@@ -118,7 +121,7 @@ func printWorktrees(w io.Writer, states []engine.WorktreeState) {
 		if s.BranchHead == "" {
 			changes = s.Stat().String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.RunID, clip(call, 30), s.Branch, changes, worktreeState(s))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.RunID, cutWidth(escapeControls(call, true), 30), s.Branch, changes, worktreeState(s))
 	}
 	_ = tw.Flush()
 }
@@ -157,7 +160,7 @@ func worktreeState(s engine.WorktreeState) string {
 		parts = append(parts, "no changes, removal failed")
 	}
 	if s.Error != "" {
-		parts = append(parts, "not committed: "+clip(s.Error, 60))
+		parts = append(parts, "not committed: "+cutWidth(escapeControls(s.Error, true), 60))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -181,15 +184,15 @@ func printKeptWorktrees(w io.Writer, d *engine.Detail) {
 	if len(d.Worktrees) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nworktrees kept (state now: dynworkflow worktrees %s):\n", d.Summary.RunID)
+	fmt.Fprintf(w, "\nWorktrees kept (their state now: dynworkflow worktrees %s)\n", d.Summary.RunID)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, k := range d.Worktrees {
-		line := fmt.Sprintf("  %s\t%s\t%s\t%s", k.Path, k.Label, k.Branch, k.Stat())
+		line := fmt.Sprintf("  %s\t%s\t%s\t%s", k.Path, cutWidth(escapeControls(k.Label, true), 30), k.Branch, k.Stat())
 		if k.Interrupted {
 			line += "\tpartial edits of an interrupted call"
 		}
 		if k.Error != "" {
-			line += "\tnot committed: " + clip(k.Error, 60)
+			line += "\tnot committed: " + cutWidth(escapeControls(k.Error, true), 60)
 		}
 		fmt.Fprintln(tw, line)
 	}
@@ -203,24 +206,41 @@ func (a *app) noteKeptWorktrees(r *engine.Run) {
 	}
 }
 
-// isRun tells a run id from a branch name: a run has a journal, or
-// worktrees left after it was deleted.
-func isRun(rt *engine.Runtime, arg string) bool {
-	if store.ValidRunID(arg) != nil {
-		return false
+// worktreesRunID resolves a run argument as show does (an id, a prefix,
+// "last"), and also accepts the id of a deleted run whose worktrees are
+// still on disk.
+func worktreesRunID(rt *engine.Runtime, typed string) (string, error) {
+	id, err := resolveRunID(rt.Store(), typed)
+	if err == nil {
+		return id, nil
 	}
-	for _, p := range []string{rt.Store().RunPaths(arg).Journal, rt.Store().WorktreesDir(arg)} {
-		if _, err := os.Stat(p); err == nil {
-			return true
+	if store.ValidRunID(typed) == nil {
+		if _, serr := os.Stat(rt.Store().WorktreesDir(typed)); serr == nil {
+			return typed, nil
 		}
 	}
-	return false
+	return "", err
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// worktreeLine is a call's worktree in one line, for show RUN CALL.
+func worktreeLine(w *engine.Worktree) string {
+	if w == nil {
+		return ""
+	}
+	switch w.Status {
+	case "active":
+		return fmt.Sprintf("%s, branch %s from %.12s (the agent is working in it)", w.Dir, w.Branch, w.Base)
+	case "removed":
+		return fmt.Sprintf("removed: the agent changed nothing (it worked in %s, from %.12s)", w.Dir, w.Base)
+	}
+	line := fmt.Sprintf("kept on branch %s, %.12s..%.12s, %s, in %s", w.Branch, w.Base, w.Head, w.Stat(), w.Dir)
+	if w.Interrupted {
+		line += "; partial edits of an interrupted call"
+	}
+	if w.Error != "" {
+		line += "; not committed: " + escapeControls(w.Error, true)
+	}
+	return line
 }
 
 func maxArgs(n int, msg string) cobra.PositionalArgs {
