@@ -35,6 +35,8 @@ type agentCall struct {
 	// go of it once the call is settled.
 	ctx     context.Context
 	release context.CancelFunc
+	// dir is where the agent works: the project, or the call's worktree.
+	dir string
 }
 
 // resolve fixes what the call runs with. The precedence, highest first: the
@@ -103,6 +105,9 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 	c.fp = fingerprint(in)
 
 	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
+		if p.worktree != nil {
+			r.noteReplayedWorktree(sc, path, opts.Label, p.worktree)
+		}
 		r.replayed.Add(1)
 		r.spent.Add(p.usage.Total())
 		r.settled.note(c, p.result, executors.Usage{}, nil)
@@ -134,33 +139,64 @@ func (c *agentCall) runLive() {
 		c.settle(nil, err)
 		return
 	}
+	started := time.Now()
+	c.dir = r.rt.cfg.Cwd
+	var iso *isolated
+	if c.opts.Isolation == "worktree" {
+		var err error
+		if iso, err = c.isolate(ctx); err != nil {
+			c.isolationFailed(err, started)
+			return
+		}
+		c.dir = iso.dir
+	}
 	r.running.Add(1)
-	r.append(&record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
+	rec := &record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
 		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.model, Effort: c.effort,
 		Permissions: c.permissions, Schema: c.opts.Schema,
-	}})
-	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor}.
-		withPrompt(c.prompt))
+	}}
+	if iso != nil {
+		// Durable before the agent runs: recovery commits the edits in a
+		// worktree only when the journal says an agent ran there.
+		rec.Worktree = &iso.info
+		if err := r.appendSync(context.WithoutCancel(ctx), rec); err != nil {
+			r.running.Add(-1)
+			r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
+			_ = iso.tree.Remove(context.WithoutCancel(ctx), iso.info.Base, true)
+			c.settle(nil, err)
+			return
+		}
+	} else {
+		r.append(rec)
+	}
+	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
+		Worktree: rec.Worktree}.withPrompt(c.prompt))
 
-	started := time.Now()
 	out := c.attempt(ctx)
 	r.running.Add(-1)
 	r.addUsage(out.usage)
 	r.spent.Add(out.usage.Total())
 
-	if ctx.Err() != nil && out.err != nil {
+	interrupted := ctx.Err() != nil && out.err != nil
+	var wt *Worktree
+	if iso != nil {
+		// Before anything else: the edits go on the branch first.
+		wt = c.settleWorktree(iso, interrupted)
+		c.journalWorktree(iso, wt)
+	}
+	if interrupted {
 		// Paused or stopped: the call did not finish and will run again.
 		c.settle(nil, context.Cause(ctx))
 		return
 	}
 	if out.err != nil {
-		c.fail(out, started)
+		c.fail(out, started, wt)
 		return
 	}
-	rec := &record{Type: recFinished, Path: c.path, Kind: "agent", Fingerprint: c.fp, Result: out.value, Usage: &out.usage,
+	done := &record{Type: recFinished, Path: c.path, Kind: "agent", Fingerprint: c.fp, Result: out.value, Usage: &out.usage,
 		Answer: &answerInfo{Source: "live", Provider: out.res.Provider, Model: out.res.Model, Attempts: out.attempts,
 			DurMs: time.Since(started).Milliseconds(), History: out.res.History}}
-	r.appendThen(rec, func(err error) {
+	r.appendThen(done, func(err error) {
 		if err != nil {
 			r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
 			c.settle(nil, err)
@@ -169,7 +205,7 @@ func (c *agentCall) runLive() {
 		r.live.Add(1)
 		r.settled.note(c, out.value, out.usage, nil)
 		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
-			Usage: &out.usage}.withResult(out.value))
+			Usage: &out.usage, Worktree: wt}.withResult(out.value))
 		c.settle(out.value, nil)
 	})
 }
@@ -199,7 +235,7 @@ func (c *agentCall) checkBudget() error {
 // throws in the script; any other failure gives null; a rate limit or an
 // unavailable executor pauses the run, since every other call would fail
 // the same way: no more are launched, and a resume picks up from here.
-func (c *agentCall) fail(out attemptResult, started time.Time) {
+func (c *agentCall) fail(out attemptResult, started time.Time, wt *Worktree) {
 	r := c.run
 	class := executors.ClassOf(out.err)
 	switch class {
@@ -223,7 +259,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
 	r.failed.Add(1)
 	r.settled.note(c, nil, out.usage, out.err)
-	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message})
+	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message, Worktree: wt})
 	if errors.Is(out.err, ErrSchemaInvalid) {
 		c.settle(nil, out.err)
 		return
@@ -274,7 +310,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 		req := executors.Request{
 			RunID: r.id, Path: c.path, Prompt: prompt, Model: c.model, Effort: c.effort,
 			AgentType: c.opts.AgentType, Isolation: c.opts.Isolation, Permissions: c.permissions, Schema: c.opts.Schema,
-			Dir: r.rt.cfg.Cwd, Attempt: out.attempts,
+			Dir: c.dir, Attempt: out.attempts,
 		}
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if timeout > 0 {

@@ -211,6 +211,9 @@ type CallPayload struct {
 	Usage     *executors.Usage `json:"usage,omitempty"`
 	Error     string           `json:"error,omitempty"`
 	Attempt   int              `json:"attempt,omitempty"`
+	// Worktree is an isolated call's worktree: where it runs (call.started)
+	// and what became of it (call.finished, call.failed).
+	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
 // eventTextMax bounds the prompt and the result one event carries: the

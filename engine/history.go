@@ -30,6 +30,9 @@ type history struct {
 	usage executors.Usage
 	// running is how many calls started without an end record, at the tail.
 	repair journal.Repair
+	// worktrees is what the journal says of each isolated call's worktree,
+	// by directory.
+	worktrees map[string]*worktreeTrail
 }
 
 // foldRecord is the part of a record a resume needs. Prompts, transcripts
@@ -50,12 +53,16 @@ type foldRecord struct {
 	Answer      *struct {
 		Source string `json:"source"`
 	} `json:"answer"`
-	End *endInfo `json:"end"`
+	Worktree *Worktree `json:"worktree"`
+	End      *endInfo  `json:"end"`
 }
 
 // loadHistory reads and folds the journal at path, repairing a torn tail.
 func loadHistory(path string) (*history, error) {
-	h := &history{children: map[string]*scriptRecord{}, replay: newReplayIndex()}
+	h := &history{children: map[string]*scriptRecord{}, replay: newReplayIndex(), worktrees: map[string]*worktreeTrail{}}
+	// settledBy is the settled worktree of each call path's latest
+	// execution, for its call.finished record to take.
+	settledBy := map[string]*Worktree{}
 	sawRun := false
 	line := 0
 	repair, err := journal.Scan(path, func(b []byte) error {
@@ -99,6 +106,20 @@ func loadHistory(path string) (*history, error) {
 			}
 		case recStarted:
 			h.replay.addStarted(r.Path, r.Fingerprint)
+			delete(settledBy, r.Path)
+			if w := r.Worktree; w != nil {
+				h.worktrees[w.Dir] = &worktreeTrail{path: r.Path, fp: r.Fingerprint, started: w}
+			}
+		case recWorktree:
+			if w := r.Worktree; w != nil {
+				tr := h.worktrees[w.Dir]
+				if tr == nil {
+					tr = &worktreeTrail{path: r.Path, fp: r.Fingerprint}
+					h.worktrees[w.Dir] = tr
+				}
+				tr.settled = w
+				settledBy[r.Path] = w
+			}
 		case recFinished:
 			var u executors.Usage
 			if r.Usage != nil {
@@ -108,6 +129,11 @@ func loadHistory(path string) (*history, error) {
 				}
 			}
 			h.replay.addFinished(r.Path, r.Fingerprint, r.Result, u)
+			if w := settledBy[r.Path]; w != nil && w.Status == worktreeKept && !w.Interrupted {
+				h.replay.setWorktree(r.Path, r.Fingerprint, w)
+			} else {
+				h.replay.setWorktree(r.Path, r.Fingerprint, nil)
+			}
 		case recFailed:
 			if r.Usage != nil {
 				h.usage = h.usage.Add(*r.Usage)

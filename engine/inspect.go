@@ -32,6 +32,9 @@ type Detail struct {
 	// SimulatedAnswers is true when the run's answers are simulated
 	// although nobody asked for the simulated executor.
 	SimulatedAnswers bool `json:"simulatedAnswers,omitempty"`
+	// Worktrees are the worktrees the run's isolated calls kept, the
+	// partial edits of interrupted calls included, in journal order.
+	Worktrees []KeptWorktree `json:"worktrees,omitempty"`
 }
 
 // ScriptInfo names a script and its content hash.
@@ -76,6 +79,8 @@ type CallDetail struct {
 
 	// errorClass and errorCode group failures; Failures shows them.
 	errorClass, errorCode string
+	// Worktree is the worktree of an isolated call's latest execution.
+	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
 // LogLine is one log() line or phase change.
@@ -173,6 +178,18 @@ func foldJournal(path string) (*Detail, int64, error) {
 			if r.Call != nil {
 				c.Label, c.Phase, c.Prompt, c.Executor, c.Model = r.Call.Label, r.Call.Phase, r.Call.Prompt, r.Call.Executor, r.Call.Model
 				c.Effort, c.Permissions = r.Call.Effort, r.Call.Permissions
+			}
+			c.Worktree = r.Worktree
+		case recWorktree:
+			c := call(r.Path)
+			if c.Kind == "" {
+				c.Kind, c.Epoch = r.Kind, r.Epoch
+			}
+			if w := r.Worktree; w != nil {
+				c.Worktree = w
+				if w.Status == worktreeKept {
+					d.Worktrees = append(d.Worktrees, KeptWorktree{Path: r.Path, Label: c.Label, Epoch: c.Epoch, Worktree: *w})
+				}
 			}
 		case recFinished, recFailed:
 			c := call(r.Path)

@@ -17,6 +17,10 @@ const (
 	recFinished = "call.finished" // a call's answer, durable before the script sees it
 	recFailed   = "call.failed"   // a call ended without an answer
 	recRetry    = "call.retry"    // an attempt failed and will be retried
+	// recWorktree says what became of an isolated call's worktree: kept
+	// (with its branch, head and diff stat) or removed. It is durable
+	// before a removal starts.
+	recWorktree = "call.worktree"
 	recLog      = "log"
 	recPhase    = "phase"
 	recEnd      = "end" // the execution ended: status, result, error
@@ -41,6 +45,9 @@ type record struct {
 	Usage       *executors.Usage `json:"usage,omitempty"`
 	Answer      *answerInfo      `json:"answer,omitempty"`
 	Error       *errorInfo       `json:"error,omitempty"`
+	// Worktree is on call.started (the worktree an isolated call runs in)
+	// and call.worktree records.
+	Worktree *Worktree `json:"worktree,omitempty"`
 
 	Level   string `json:"level,omitempty"`
 	Message string `json:"message,omitempty"`

@@ -61,6 +61,12 @@ type Run struct {
 	stopping atomic.Bool
 	sched    *scheduler // runs live calls under the concurrency cap
 	calls    sync.WaitGroup
+	// teardown counts the removals of unchanged worktrees still going on
+	// in the background.
+	teardown sync.WaitGroup
+	// branchNotes says, by branch, how the kept branch of a call this
+	// resume may replay changed since the call finished.
+	branchNotes map[string]string
 
 	agents   atomic.Int64 // agent() calls made in this execution, for the cap
 	spent    atomic.Int64 // tokens as the script's budget sees them
@@ -69,6 +75,7 @@ type Run struct {
 	failed   atomic.Int64
 	running  atomic.Int64
 	failures failureSet
+	kept     atomic.Int64 // worktrees this execution kept
 
 	mu          sync.Mutex
 	usage       executors.Usage // what every execution of this run cost
@@ -270,6 +277,8 @@ func (r *Run) execute() {
 		c.settle(nil, context.Cause(r.ctx))
 	}
 	r.calls.Wait()
+	r.teardown.Wait()
+	r.removeEmptyWorktreesDir()
 	stopSnapshots()
 
 	status, reason := StatusCompleted, ""

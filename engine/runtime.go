@@ -51,6 +51,7 @@ type Runtime struct {
 	bus     *Bus
 	schemas schemaCache
 	owner   string
+	iso     *isolation
 	// buffers recycles journal encoding buffers: the journal copies each
 	// record into its batch, so a buffer is free again once Append returns.
 	buffers sync.Pool
@@ -83,6 +84,7 @@ func New(cfg Config) (*Runtime, error) {
 	return &Runtime{
 		cfg: cfg, store: cfg.Store, log: log, bus: NewBus(cfg.EventRing),
 		owner: fmt.Sprintf("pid%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
+		iso:   newIsolation(),
 		runs:  map[string]*Run{},
 	}, nil
 }
@@ -299,6 +301,14 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		h.created, time.Now())
 	r.seq.Store(h.lastSeq)
 	r.usage = h.usage
+	// Before anything else: the edits of calls a crash interrupted go on
+	// their branches, so the calls can run again in new worktrees.
+	if err := rt.salvage(ctx, id, h.worktrees, r.appendSync); err != nil {
+		err = fmt.Errorf("resume %s: %w", id, err)
+		rt.abandon(r, err)
+		return nil, err
+	}
+	r.branchNotes = rt.checkKeptBranches(id, h.replay.keptWorktrees())
 	resume := &resumeHeader{Rule: mode.String(), OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts,
 		Executors: set.Definitions()}
 	if script.Hash() != h.scriptHash {
@@ -388,6 +398,12 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 	}
 	r := &Run{rt: rt, id: id, journal: jw, lease: lease, epoch: h.epoch, header: h.header}
 	r.seq.Store(h.lastSeq)
+	// A resume would do this first too; doing it now commits the edits of
+	// interrupted isolated calls as soon as their owner is known dead. A
+	// failure leaves the worktrees as they are, for the resume to settle.
+	if err := rt.salvage(context.Background(), id, h.worktrees, r.appendSync); err != nil {
+		rt.log.Warn("settle the worktrees of interrupted calls", "run", id, "err", err)
+	}
 	end := &endInfo{Status: string(status), PauseReason: reason}
 	if err := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); err != nil {
 		_ = jw.Close()

@@ -26,7 +26,10 @@ type Request struct {
 	Effort string
 	// AgentType names a custom agent definition, where the executor has them.
 	AgentType string
-	// Isolation is "" or "worktree".
+	// Isolation is "" or "worktree". With "worktree", Dir is a git worktree
+	// of the call's own (the engine made it and commits what is left in
+	// it): an executor that can limit where the agent writes should limit
+	// it to Dir.
 	Isolation string
 	// Permissions is what the agent may change; "" means WorkspaceWrite.
 	Permissions Permissions

@@ -71,6 +71,7 @@ wait:
 		}
 	}
 	a.printOutcome(out)
+	a.noteKeptWorktrees(r)
 	return exitFor(out.Status)
 }
 

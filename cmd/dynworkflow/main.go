@@ -99,6 +99,7 @@ edited resumes without paying for finished calls again.`,
 		a.respondCommand(),
 		a.versionCommand(),
 		a.fakeModelCommand(),
+		a.worktreesCommand(),
 	)
 	return root
 }

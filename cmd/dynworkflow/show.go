@@ -249,6 +249,7 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 	if len(d.Calls) == 0 && len(d.Logs) == 0 {
 		fmt.Fprintln(w, "  (nothing yet)")
 	}
+	printKeptWorktrees(w, d)
 	if len(d.Result) > 0 && string(d.Result) != "null" {
 		fmt.Fprintln(w, "\nResult")
 		fmt.Fprintln(w, indentAll(clipText(prettyJSON(d.Result), 40, 8000), "  "))
@@ -470,6 +471,7 @@ func printCall(w io.Writer, d *engine.Detail, c *engine.CallDetail) {
 		field("Tokens", usage)
 	}
 	field("Execution", strconv.Itoa(c.Epoch))
+	field("Worktree", worktreeLine(c.Worktree))
 	section := func(title, body string) {
 		fmt.Fprintf(w, "\n%s\n%s\n", title, indentAll(body, "  "))
 	}

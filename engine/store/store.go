@@ -127,6 +127,19 @@ func (s *Store) SavedDirs() []string {
 	return []string{s.savedDir, filepath.Join(s.root, "saved")}
 }
 
+// WorktreesDir returns the directory holding the git worktrees of run
+// runID's isolated calls, created when the first one is. For an invalid id
+// it is empty, like RunPaths.
+func (s *Store) WorktreesDir(runID string) string {
+	if ValidRunID(runID) != nil {
+		return ""
+	}
+	return filepath.Join(s.projectDir, "worktrees", runID)
+}
+
+// WorktreesRoot returns the directory holding every run's WorktreesDir.
+func (s *Store) WorktreesRoot() string { return filepath.Join(s.projectDir, "worktrees") }
+
 // RuntimePath returns the file describing the project's live runtime.
 func (s *Store) RuntimePath() string { return RuntimePath(s.root, s.projectID) }
 
