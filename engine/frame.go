@@ -34,6 +34,10 @@ var _ lang.Env = (*frame)(nil)
 func (f *frame) Args() json.RawMessage { return f.args }
 func (f *frame) Root() lang.Scope      { return f.root }
 
+// Scheduler runs a host's branches on goroutines: a local run has no
+// determinism to keep beyond the call order the scopes already fix.
+func (f *frame) Scheduler() lang.Scheduler { return lang.Goroutines{} }
+
 func (f *frame) Agent(_ context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
 	f.run.startAgent(f, s.(*scope), prompt, opts, done)
 }

@@ -87,14 +87,17 @@ type Scope interface {
 // Workflow) therefore return at once, after fixing the call's identity, and
 // report their answer through done, which the engine calls exactly once:
 // before the method returns when the answer is at hand (a call replayed
-// from the journal, a limit), otherwise later from another goroutine. A
-// single-threaded host queues the answer for its interpreter thread; a host
-// with blocking builtins waits for it.
+// from the journal, a limit), otherwise later from another goroutine (or
+// coroutine). A single-threaded host queues the answer for its interpreter
+// thread; a host with blocking builtins waits for it. Either way it waits
+// through the Env's Scheduler, never on its own.
 type Env interface {
 	// Args is the run's args as JSON, or nil when the run has none.
 	Args() json.RawMessage
 	// Root is the scope the script's body runs in.
 	Root() Scope
+	// Scheduler is how the host waits for answers and runs branches.
+	Scheduler() Scheduler
 
 	// Agent starts one agent call. Its answer is a JSON string for text,
 	// the validated object for a schema, or null on a terminal failure. An

@@ -75,6 +75,9 @@ func (e *Env) Args() json.RawMessage { return e.args }
 func (e *Env) Root() lang.Scope      { return e.root }
 func (e *Env) Budget() lang.Budget   { return e.budget }
 
+// Scheduler runs branches on goroutines, as a local run does.
+func (e *Env) Scheduler() lang.Scheduler { return lang.Goroutines{} }
+
 func (e *Env) Agent(ctx context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
 	defer e.onThread()()
 	e.start(ctx, Call{Kind: "agent", Path: s.Path(), Prompt: prompt, Opts: opts}, done)
