@@ -38,6 +38,11 @@ type Source struct {
 	// A script sent as text uses a synthetic name such as "inline.workflow.js".
 	Path string
 	Text []byte
+	// ReadFile reads the other files the script pulls in (Starlark's
+	// load()s); nil reads them from disk. A run on another machine gets
+	// them from the script's bundle, so that it runs exactly the files the
+	// run was started with.
+	ReadFile func(path string) ([]byte, error)
 }
 
 // Host loads the scripts of one language.
