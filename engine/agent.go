@@ -50,12 +50,11 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 	if c.phase == "" {
 		c.phase = sc.currentPhase()
 	}
-	in := fingerprintInput{Kind: "agent", Prompt: prompt, Executor: c.executor, Model: opts.Model,
-		Effort: opts.Effort, AgentType: opts.AgentType, Isolation: opts.Isolation}
+	var canonical []byte
 	if schema != nil {
-		in.Schema = schema.canonical
+		canonical = schema.canonical
 	}
-	c.fp = fingerprint(in)
+	c.fp = AgentFingerprint(prompt, c.executor, opts, canonical)
 
 	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
 		r.replayed.Add(1)

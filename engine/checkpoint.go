@@ -23,12 +23,7 @@ type Responder interface {
 // or by its headless policy, and journals the answer so a resume replays it.
 func (r *Run) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, done lang.Done) {
 	path := sc.callPath("checkpoint")
-	shape, _ := json.Marshal(struct {
-		Kind    lang.CheckpointKind `json:"kind"`
-		Choices []string            `json:"choices,omitempty"`
-		Default json.RawMessage     `json:"default,omitempty"`
-	}{req.Kind, req.Choices, req.Default})
-	fp := fingerprint(fingerprintInput{Kind: "checkpoint", Prompt: req.Prompt, Schema: shape})
+	fp := CheckpointFingerprint(req)
 	if p, ok := r.replay.lookup(sc, path, fp, f.mode); ok {
 		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
 		done(p.result, nil)
