@@ -40,10 +40,15 @@ type priorCall struct {
 }
 
 // replayIndex answers "has this call already finished?" for a resumed run.
-// A call is matched by path and fingerprint; failing that, by an unclaimed
-// call of the same scope with the same fingerprint, which absorbs calls
-// reordered by a Promise.all the runtime cannot see (calls with identical
-// fingerprints are interchangeable).
+// A call is matched by path and fingerprint. On a resume of the same
+// script (crash mode) it is matched, failing that, by an unclaimed call of
+// the same scope with the same fingerprint, which absorbs calls reordered
+// by a Promise.all the runtime cannot see (calls with identical
+// fingerprints are interchangeable). After an edit that fallback would
+// let a call outlive the prefix rule: with A, B, C edited to A, C, the C
+// now at B's place would replay C's answer, which came after B's work. So
+// in edit mode only an exact match replays, and the first miss breaks the
+// scope's flow.
 type replayIndex struct {
 	mu        sync.Mutex
 	exact     map[string]*priorCall   // path + "\x00" + fp
@@ -116,14 +121,17 @@ func (ix *replayIndex) lookup(sc *scope, path, fp string, mode replayMode) (*pri
 		p.claimed = true
 		return p, true
 	}
+	if mode == edit {
+		if !ix.seen[k] {
+			sc.flow.breakNow()
+		}
+		return nil, false
+	}
 	for _, p := range ix.byScopeFP[key(sc.path, fp)] {
 		if !p.claimed {
 			p.claimed = true
 			return p, true
 		}
-	}
-	if mode == edit && !ix.seen[k] {
-		sc.flow.breakNow()
 	}
 	return nil, false
 }

@@ -228,3 +228,52 @@ func TestStoppedRunIsNotResumable(t *testing.T) {
 		t.Fatalf("resume of a stopped run: %v", err)
 	}
 }
+
+// Edit-and-resume under the prefix rule, for calls removed, inserted,
+// reordered and changed in one scope: every call from the first change on
+// runs live, even one whose prompt matches a call further down the old
+// script, and calls of other scopes keep their answers.
+func TestEditRemoveInsertReorder(t *testing.T) {
+	script := func(steps ...string) string {
+		var b strings.Builder
+		b.WriteString("export const meta = { name: 'steps', description: 'calls in one scope' }\n")
+		b.WriteString("const side = await parallel([() => agent('side one'), () => agent('side two')])\n")
+		for _, s := range steps {
+			b.WriteString("await agent('" + s + "')\n")
+		}
+		b.WriteString("return side\n")
+		return b.String()
+	}
+	before := script("A", "B", "C", "D")
+	tests := []struct {
+		name     string
+		after    string
+		replayed int      // the two side calls included
+		live     []string // paths that run live, in order
+	}{
+		{"remove one", script("A", "C", "D"), 3, []string{"/agent.1", "/agent.2"}},
+		{"insert one", script("A", "X", "B", "C", "D"), 3, []string{"/agent.1", "/agent.2", "/agent.3", "/agent.4"}},
+		{"swap two", script("A", "C", "B", "D"), 3, []string{"/agent.1", "/agent.2", "/agent.3"}},
+		{"change one", script("A", "B2", "C", "D"), 3, []string{"/agent.1", "/agent.2", "/agent.3"}},
+		{"remove the first", script("B", "C", "D"), 2, []string{"/agent.0", "/agent.1", "/agent.2"}},
+		{"remove the last", script("A", "B", "C"), 5, nil},
+		{"append one", script("A", "B", "C", "D", "E"), 6, []string{"/agent.4"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, simulate.Config{Seed: 1})
+			first := h.run(h.write("before.workflow.js", before), "", testOptions())
+			mustStatus(t, first, engine.StatusCompleted)
+			second := h.resume(first.RunID, engine.ResumeRequest{Script: h.write("after.workflow.js", tc.after)})
+			mustStatus(t, second, engine.StatusCompleted)
+			live := h.liveCalls(first.RunID, 1)
+			if second.Stats.Replayed != tc.replayed || !slices.Equal(live, tc.live) {
+				t.Fatalf("replayed %d, live %v; want %d replayed, live %v", second.Stats.Replayed, live, tc.replayed, tc.live)
+			}
+			if got := resumeRule(h, first.RunID); got != "edit" {
+				t.Errorf("journaled rule %q, want edit", got)
+			}
+		})
+	}
+}

@@ -273,12 +273,12 @@ func (p *pauseCause) Unwrap() error { return ErrPaused }
 func (r *Run) pauseFor(reason string) { r.cancel(&pauseCause{reason: reason}) }
 
 // finish journals the end of the execution, writes the snapshot and lets go
-// of the run.
+// of the run. The end record decides: the status is what it says only once
+// it is durable. When it cannot be written the run is failed, or paused
+// when the lease was lost (another owner may have the run now; its journal
+// without an end is resumable), never completed with nothing on disk to
+// show for it.
 func (r *Run) finish(status Status, reason string, result json.RawMessage, err error) {
-	r.mu.Lock()
-	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
-	r.endedAt = time.Now()
-	r.mu.Unlock()
 	end := &endInfo{
 		Status: string(status), PauseReason: reason, Result: result,
 		Replayed: int(r.replayed.Load()), Live: int(r.live.Load()), Failed: int(r.failed.Load()),
@@ -288,7 +288,17 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	}
 	if werr := r.appendSync(&record{Type: recEnd, End: end}); werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
+		status, result, reason = StatusFailed, nil, ""
+		if errors.Is(werr, store.ErrLeaseLost) {
+			status, reason = StatusPaused, "the run's lease was lost before its end was journaled"
+		}
+		err = fmt.Errorf("the end of the run could not be journaled: %w", werr)
+		end.Status, end.PauseReason, end.Result, end.Error = string(status), reason, nil, err.Error()
 	}
+	r.mu.Lock()
+	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
+	r.endedAt = time.Now()
+	r.mu.Unlock()
 	if werr := r.writeSnapshot(); werr != nil {
 		r.rt.log.Error("write snapshot", "run", r.id, "err", werr)
 	}

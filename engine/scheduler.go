@@ -9,6 +9,13 @@ import "sync"
 // tenth of the engine's time per call. A worker is free again as soon as
 // its call's executor returns; the journal write is finished by the
 // journal's own goroutine.
+//
+// A burst of submits must wake as many workers as it queued calls. idle
+// counts parked workers that no submit has claimed yet: a submit that
+// signals claims one (idle--) at once, under the lock, rather than leaving
+// it to the woken worker, which only runs later. Counting it down on wake-up
+// instead made every submit of a burst signal the same parked worker, and a
+// fan-out of 16 ran one call at a time.
 type scheduler struct {
 	mu      sync.Mutex
 	wake    *sync.Cond
@@ -36,6 +43,9 @@ func (s *scheduler) submit(c *agentCall) bool {
 	s.queue = append(s.queue, c)
 	switch {
 	case s.idle > 0:
+		// sync.Cond wakes waiters in the order they parked, one per
+		// Signal, so each claimed worker is a different one.
+		s.idle--
 		s.wake.Signal()
 	case s.workers < s.limit:
 		s.workers++
@@ -45,12 +55,14 @@ func (s *scheduler) submit(c *agentCall) bool {
 }
 
 func (s *scheduler) work() {
+	s.mu.Lock()
 	for {
-		s.mu.Lock()
-		for len(s.queue) == 0 && !s.closed {
+		if len(s.queue) == 0 && !s.closed {
 			s.idle++
+			// The submit that wakes us has already taken us off idle;
+			// close wakes everyone and no longer counts.
 			s.wake.Wait()
-			s.idle--
+			continue
 		}
 		if s.closed {
 			s.workers--
@@ -62,6 +74,7 @@ func (s *scheduler) work() {
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
 		c.runLive()
+		s.mu.Lock()
 	}
 }
 

@@ -16,6 +16,13 @@ func (r *run) parallel(call goja.FunctionCall) goja.Value {
 	if kind(arg) != "an array" {
 		r.typeError("parallel() takes an array of functions, not %s; %s", kind(arg), wrapHint)
 	}
+	// The item cap is checked on the length, before a single item is
+	// read: a list of 50 million would take seconds and gigabytes to copy
+	// only to be refused.
+	branches, err := r.env.Parallel(r.scopes.current, length(arg.(*goja.Object)))
+	if err != nil {
+		r.throw(err)
+	}
 	items := r.elements(arg.(*goja.Object))
 	thunks := make([]goja.Callable, len(items))
 	for i, v := range items {
@@ -24,10 +31,6 @@ func (r *run) parallel(call goja.FunctionCall) goja.Value {
 			r.typeError("parallel(): item %d is %s, not a function; %s", i, kind(v), wrapHint)
 		}
 		thunks[i] = fn
-	}
-	branches, err := r.env.Parallel(r.scopes.current, len(thunks))
-	if err != nil {
-		r.throw(err)
 	}
 
 	p, resolve, _ := r.vm.NewPromise()
@@ -67,7 +70,6 @@ func (r *run) pipeline(call goja.FunctionCall) goja.Value {
 	if kind(arg) != "an array" {
 		r.typeError("pipeline() takes an array of items first, not %s", kind(arg))
 	}
-	items := r.elements(arg.(*goja.Object))
 	if len(call.Arguments) < 2 {
 		r.typeError("pipeline() needs at least one stage: pipeline(items, item => agent(...))")
 	}
@@ -79,10 +81,12 @@ func (r *run) pipeline(call goja.FunctionCall) goja.Value {
 		}
 		stages[k] = fn
 	}
-	itemScopes, err := r.env.Pipeline(r.scopes.current, len(items), len(stages))
+	// The cap before the copy, as in parallel.
+	itemScopes, err := r.env.Pipeline(r.scopes.current, length(arg.(*goja.Object)), len(stages))
 	if err != nil {
 		r.throw(err)
 	}
+	items := r.elements(arg.(*goja.Object))
 
 	p, resolve, _ := r.vm.NewPromise()
 	results := make([]any, len(items))
@@ -122,10 +126,14 @@ func (r *run) pipeline(call goja.FunctionCall) goja.Value {
 	return r.vm.ToValue(p)
 }
 
+// length is an array's length.
+func length(arr *goja.Object) int {
+	return int(arr.Get("length").ToInteger())
+}
+
 // elements returns the elements of a JavaScript array; holes are undefined.
 func (r *run) elements(arr *goja.Object) []goja.Value {
-	n := arr.Get("length").ToInteger()
-	out := make([]goja.Value, n)
+	out := make([]goja.Value, length(arr))
 	for i := range out {
 		if out[i] = arr.Get(strconv.Itoa(i)); out[i] == nil {
 			out[i] = goja.Undefined()

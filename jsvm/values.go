@@ -134,6 +134,8 @@ func (r *run) formatOne(v goja.Value) string {
 }
 
 // kind names the type of v for an error message: "a string", "an array".
+var promiseType = reflect.TypeFor[*goja.Promise]()
+
 func kind(v goja.Value) string {
 	switch {
 	case v == nil || goja.IsUndefined(v):
@@ -153,7 +155,9 @@ func kind(v goja.Value) string {
 		}
 		return "a " + v.ExportType().String()
 	}
-	if _, ok := obj.Export().(*goja.Promise); ok {
+	// ExportType, not Export: Export copies a whole array or object, which
+	// for new Array(5e7) took seconds.
+	if obj.ExportType() == promiseType {
 		return "a promise"
 	}
 	switch obj.ClassName() {

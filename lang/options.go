@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -69,10 +70,7 @@ func DecodeAgentOptions(raw json.RawMessage) (AgentOptions, error) {
 			o.Schema = v
 		case "timeoutMs":
 			var n int64
-			if err = decodeNumber("agent()", name, v, &n); err == nil {
-				if n <= 0 {
-					err = fmt.Errorf("agent(): option timeoutMs must be a positive number of milliseconds, not %d", n)
-				}
+			if n, err = decodeMillis("agent()", name, v); err == nil {
 				o.TimeoutMs = &n
 			}
 		case "retries":
@@ -149,7 +147,10 @@ func DecodeCheckpoint(prompt string, raw json.RawMessage) (CheckpointRequest, er
 		case "headless":
 			err = decodeString("checkpoint()", name, v, &req.Headless)
 		case "timeoutMs":
-			err = decodeNumber("checkpoint()", name, v, &req.TimeoutMs)
+			// 0 has always meant no timeout here.
+			if err = decodeNumber("checkpoint()", name, v, &req.TimeoutMs); err == nil && req.TimeoutMs != 0 {
+				req.TimeoutMs, err = decodeMillis("checkpoint()", name, v)
+			}
 		}
 		if err != nil {
 			return req, err
@@ -250,11 +251,29 @@ func decodeNumber(fn, name string, v json.RawMessage, dst *int64) error {
 	if json.Unmarshal(v, &f) != nil {
 		return fmt.Errorf("%s: option %s must be a number, not %s", fn, name, jsonKind(v))
 	}
-	if f != float64(int64(f)) {
+	// Out of int64's range the conversion below is undefined.
+	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return fmt.Errorf("%s: option %s must be a whole number, not %v", fn, name, f)
 	}
 	*dst = int64(f)
 	return nil
+}
+
+// MaxTimeoutMs bounds timeoutMs: 30 days, far below where a count of
+// milliseconds overflows a time.Duration (about 292 years), which turned
+// 18446744073710 into 448 µs.
+const MaxTimeoutMs = 30 * 24 * 60 * 60 * 1000
+
+// decodeMillis reads a timeoutMs: a whole number from 1 to MaxTimeoutMs.
+func decodeMillis(fn, name string, v json.RawMessage) (int64, error) {
+	var n int64
+	if err := decodeNumber(fn, name, v, &n); err != nil {
+		return 0, err
+	}
+	if n <= 0 || n > MaxTimeoutMs {
+		return 0, fmt.Errorf("%s: option %s must be a number of milliseconds from 1 to %d (30 days), not %d", fn, name, int64(MaxTimeoutMs), n)
+	}
+	return n, nil
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }

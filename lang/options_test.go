@@ -24,7 +24,11 @@ func TestDecodeAgentOptions(t *testing.T) {
 		{in: `{"effort":"extreme"}`, wantErr: "effort must be one of low, medium, high, xhigh, max"},
 		{in: `{"isolation":"docker"}`, wantErr: `isolation must be "worktree"`},
 		{in: `{"schema":"object"}`, wantErr: "schema must be a JSON Schema object, not a string"},
-		{in: `{"timeoutMs":0}`, wantErr: "timeoutMs must be a positive number"},
+		{in: `{"timeoutMs":0}`, wantErr: "timeoutMs must be a number of milliseconds from 1 to 2592000000 (30 days), not 0"},
+		// Converted to a time.Duration these overflowed: 448 µs.
+		{in: `{"timeoutMs":18446744073710}`, wantErr: "from 1 to 2592000000 (30 days), not 18446744073710"},
+		{in: `{"timeoutMs":1e300}`, wantErr: "timeoutMs must be a whole number"},
+		{in: `{"timeoutMs":2592000000}`, check: func(o AgentOptions) bool { return *o.TimeoutMs == MaxTimeoutMs }},
 		{in: `{"retries":1.5}`, wantErr: "retries must be a whole number"},
 		{in: `{"retries":99}`, wantErr: "retries must be between 0 and 10"},
 		{in: `[1]`, wantErr: "options must be an object, not a list"},
@@ -64,6 +68,9 @@ func TestDecodeCheckpoint(t *testing.T) {
 		{prompt: "ok?", in: `{"choices":["a"]}`, wantErr: `choices only applies to kind "select"`},
 		{prompt: " ", in: ``, wantErr: "the prompt must be a non-empty string"},
 		{prompt: "ok?", in: `{"when":1}`, wantErr: `unknown option "when"`},
+		{prompt: "ok?", in: `{"timeoutMs":0}`, headless: "abort", kind: Confirm},
+		{prompt: "ok?", in: `{"timeoutMs":18446744073710}`, wantErr: "from 1 to 2592000000 (30 days), not 18446744073710"},
+		{prompt: "ok?", in: `{"timeoutMs":-5}`, wantErr: "from 1 to 2592000000 (30 days), not -5"},
 	}
 	for _, tc := range tests {
 		req, err := DecodeCheckpoint(tc.prompt, json.RawMessage(tc.in))

@@ -20,6 +20,9 @@ type StreamEvent struct {
 	Type      string          `json:"type"`
 	RunID     string          `json:"runId,omitempty"`
 	Payload   json.RawMessage `json:"payload,omitempty"`
+	// ID is the event's SSE id (EPOCH-SEQUENCE): where a reconnection
+	// resumes.
+	ID string `json:"-"`
 }
 
 // Reset reports the reset event: events were missed, rebuild from the
@@ -40,10 +43,15 @@ const streamRetries = 5
 // fn returns an error (nil for ErrStopStream), or when the server cannot
 // be reached again.
 func (c *Client) Stream(ctx context.Context, since int64, runID string, fn func(StreamEvent) error) error {
-	last, failures := since, 0
+	last, failures := "", 0
+	if since >= 0 {
+		last = strconv.FormatInt(since, 10)
+	}
 	for {
 		progressed, err := c.streamOnce(ctx, last, runID, func(ev StreamEvent) error {
-			last = ev.Sequence
+			if ev.ID != "" {
+				last = ev.ID
+			}
 			return fn(ev)
 		})
 		switch {
@@ -83,7 +91,7 @@ func unwrapCallback(err error) error {
 	return err
 }
 
-func (c *Client) streamOnce(ctx context.Context, since int64, runID string, fn func(StreamEvent) error) (progressed bool, err error) {
+func (c *Client) streamOnce(ctx context.Context, since string, runID string, fn func(StreamEvent) error) (progressed bool, err error) {
 	q := url.Values{}
 	if runID != "" {
 		q.Set("runId", runID)
@@ -92,8 +100,8 @@ func (c *Client) streamOnce(ctx context.Context, since int64, runID string, fn f
 	if err != nil {
 		return false, err
 	}
-	if since >= 0 {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(since, 10))
+	if since != "" {
+		req.Header.Set("Last-Event-ID", since)
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	res, err := c.http.Do(req)
@@ -107,6 +115,7 @@ func (c *Client) streamOnce(ctx context.Context, since int64, runID string, fn f
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var data strings.Builder
+	var id string
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -118,6 +127,7 @@ func (c *Client) streamOnce(ctx context.Context, since int64, runID string, fn f
 			if err := json.Unmarshal([]byte(data.String()), &ev); err != nil {
 				return progressed, fmt.Errorf("decode an event: %w", err)
 			}
+			ev.ID = id
 			data.Reset()
 			progressed = true
 			if err := fn(ev); err != nil {
@@ -126,6 +136,8 @@ func (c *Client) streamOnce(ctx context.Context, since int64, runID string, fn f
 				}
 				return true, &callbackError{err}
 			}
+		case strings.HasPrefix(line, "id:"):
+			id = strings.TrimPrefix(strings.TrimPrefix(line, "id:"), " ")
 		case strings.HasPrefix(line, "data:"):
 			if data.Len() > 0 {
 				data.WriteByte('\n')

@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net"
@@ -65,6 +67,10 @@ type Server struct {
 	draining    atomic.Bool
 	activeSSE   atomic.Int64
 	checkpoints *Checkpoints
+	// epoch names this server process in event ids: a client reconnecting
+	// with an id from another process gets a reset, even when that
+	// process's sequence was lower than ours.
+	epoch string
 }
 
 // New returns a server for cfg.
@@ -101,10 +107,31 @@ func New(cfg Config) (*Server, error) {
 	}
 	cp.attach(cfg.Runtime.Events())
 	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, requests: newIdempotency(1024), checkpoints: cp,
-		summaries: newSummariesCache(cfg.Runtime)}
+		summaries: newSummariesCache(cfg.Runtime), epoch: newEpoch()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.echo = s.newEcho()
 	return s, nil
+}
+
+// newEpoch is a random name for this server process.
+func newEpoch() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// validEpoch reports whether e can be the epoch of an event id: at most 32
+// lowercase hex digits.
+func validEpoch(e string) bool {
+	if e == "" || len(e) > 32 {
+		return false
+	}
+	for _, c := range e {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) newEcho() *echo.Echo {

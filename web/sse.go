@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,17 +24,23 @@ const (
 )
 
 // events is GET /api/events: server-sent events, one per engine event,
-// with id: = sequence. A client resumes after the last id it saw with the
+// with id: = EPOCH-SEQUENCE, where EPOCH names this server process (see
+// Server.epoch). A client resumes after the last id it saw with the
 // Last-Event-ID header (EventSource sends it when it reconnects) or
 // ?since=; it gets every later event exactly once while they are still in
-// the bus's ring, and a reset event when they are not. ?runId= keeps only
-// one run's events. Without a starting point the stream starts now.
+// the bus's ring, and a reset event when they are not or when the id comes
+// from another process: sequences start again at 1 in each process, so a
+// bare number cannot tell a restart from a gap. A bare sequence (the
+// overview's and a start response's) is read as this process's. ?runId=
+// keeps only one run's events. Without a starting point the stream starts
+// now.
 func (s *Server) events(c echo.Context) error {
 	req := c.Request()
-	since, resume, err := streamStart(req)
+	start, err := streamStart(req)
 	if err != nil {
 		return err
 	}
+	since, resume := start.seq, start.given
 	filter, err := runFilter(c.QueryParam("runId"))
 	if err != nil {
 		return err
@@ -54,9 +61,12 @@ func (s *Server) events(c echo.Context) error {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	res.WriteHeader(http.StatusOK)
-	st := &stream{w: bufio.NewWriterSize(res, 4096), flush: res.Flush, sent: since, bus: bus, filter: filter}
+	st := &stream{w: bufio.NewWriterSize(res, 4096), flush: res.Flush, sent: since, bus: bus, filter: filter, epoch: s.epoch}
 	st.printf("retry: 1000\n\n")
-	if resume {
+	switch {
+	case resume && start.epoch != "" && start.epoch != s.epoch:
+		st.reset()
+	case resume:
 		st.catchUp()
 	}
 	if err := st.flushNow(); err != nil {
@@ -134,6 +144,7 @@ type stream struct {
 	sent   int64
 	bus    *engine.Bus
 	filter func(engine.Event) bool
+	epoch  string
 }
 
 // deliver sends an event from the subscription. A reset from the bus means
@@ -154,8 +165,7 @@ func (st *stream) catchUp() {
 	// A sequence beyond ours comes from a runtime that has since been
 	// restarted: sequences start again at 1 in each process.
 	if !ok || st.sent > st.bus.Sequence() {
-		st.sent = st.bus.Sequence()
-		st.printf("id: %d\nevent: %s\ndata: {\"sequence\":%d,\"type\":%q}\n\n", st.sent, sseReset, st.sent, sseReset)
+		st.reset()
 		return
 	}
 	for _, ev := range evs {
@@ -163,6 +173,14 @@ func (st *stream) catchUp() {
 			st.send(ev)
 		}
 	}
+}
+
+// reset tells the client to rebuild from the overview, and goes on from
+// now.
+func (st *stream) reset() {
+	st.sent = st.bus.Sequence()
+	st.printf("id: %s-%d\nevent: %s\ndata: {\"sequence\":%d,\"type\":%q,\"epoch\":%q}\n\n",
+		st.epoch, st.sent, sseReset, st.sent, sseReset, st.epoch)
 }
 
 func (st *stream) send(ev engine.Event) {
@@ -174,7 +192,7 @@ func (st *stream) send(ev engine.Event) {
 		data, _ = json.Marshal(engine.Event{Sequence: ev.Sequence, Timestamp: ev.Timestamp, Type: ev.Type, RunID: ev.RunID,
 			Payload: map[string]string{"error": "payload not encodable: " + err.Error()}})
 	}
-	st.printf("id: %d\nevent: %s\ndata: %s\n\n", ev.Sequence, sseWorkflow, data)
+	st.printf("id: %s-%d\nevent: %s\ndata: %s\n\n", st.epoch, ev.Sequence, sseWorkflow, data)
 	st.sent = ev.Sequence
 }
 
@@ -194,20 +212,47 @@ func (st *stream) flushNow() error {
 	return st.err
 }
 
-// streamStart reads Last-Event-ID, else ?since=.
-func streamStart(req *http.Request) (since int64, resume bool, err error) {
+// streamPoint is where a client asks a stream to start: after sequence
+// seq of the process named by epoch ("" for a bare sequence, taken as this
+// process's). given is false when the client named no point: the stream
+// starts now.
+type streamPoint struct {
+	epoch string
+	seq   int64
+	given bool
+}
+
+// streamStart reads Last-Event-ID, else ?since=: an event id
+// (EPOCH-SEQUENCE) or a bare sequence.
+func streamStart(req *http.Request) (streamPoint, error) {
 	v := req.Header.Get("Last-Event-ID")
 	if v == "" {
 		v = req.URL.Query().Get("since")
 	}
 	if v == "" {
-		return 0, false, nil
+		return streamPoint{}, nil
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
+	p, ok := parseEventID(v)
+	if !ok {
+		return streamPoint{}, newAPIError(http.StatusBadRequest, codeBadRequest,
+			"Last-Event-ID/since must be an event id (EPOCH-SEQUENCE) or a sequence, not %q", v)
+	}
+	return p, nil
+}
+
+func parseEventID(v string) (streamPoint, bool) {
+	epoch, num := "", v
+	if i := strings.LastIndexByte(v, '-'); i >= 0 {
+		epoch, num = v[:i], v[i+1:]
+		if !validEpoch(epoch) {
+			return streamPoint{}, false
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n < 0 {
-		return 0, false, newAPIError(http.StatusBadRequest, codeBadRequest, "Last-Event-ID/since must be an event sequence, not %q", v)
+		return streamPoint{}, false
 	}
-	return n, true, nil
+	return streamPoint{epoch: epoch, seq: n, given: true}, true
 }
 
 func runFilter(runID string) (func(engine.Event) bool, error) {

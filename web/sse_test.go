@@ -18,6 +18,7 @@ import (
 // sseEvent is one frame as it came over the wire.
 type sseEvent struct {
 	id      int64
+	epoch   string
 	name    string
 	data    string
 	comment string
@@ -34,11 +35,20 @@ type sseConn struct {
 // lastID >= 0).
 func (f *fixture) openStream(query string, lastID int64) *sseConn {
 	f.t.Helper()
+	if lastID < 0 {
+		return f.openStreamAt(query, "")
+	}
+	return f.openStreamAt(query, strconv.FormatInt(lastID, 10))
+}
+
+// openStreamAt connects with Last-Event-ID lastID, unless it is "".
+func (f *fixture) openStreamAt(query, lastID string) *sseConn {
+	f.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", f.http.URL+"/api/events?"+query, nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)
-	if lastID >= 0 {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(lastID, 10))
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -66,7 +76,9 @@ func (f *fixture) openStream(query string, lastID int64) *sseConn {
 			case strings.HasPrefix(line, ":"):
 				ev.comment = strings.TrimSpace(line[1:])
 			case strings.HasPrefix(line, "id: "):
-				ev.id, _ = strconv.ParseInt(line[4:], 10, 64)
+				epoch, seq, _ := strings.Cut(line[4:], "-")
+				ev.epoch = epoch
+				ev.id, _ = strconv.ParseInt(seq, 10, 64)
 			case strings.HasPrefix(line, "event: "):
 				ev.name = line[7:]
 			case strings.HasPrefix(line, "data: "):
@@ -191,14 +203,35 @@ func TestStreamReset(t *testing.T) {
 			}
 		})
 	}
-	// Within the ring there is no reset.
-	c := f.openStream("", bus.Sequence()-3)
-	defer c.close()
-	for range 3 {
-		if ev := c.next(t); ev.name != "workflow" {
-			t.Fatalf("got %s within the ring", ev.name)
+	// Within the ring there is no reset, with a bare sequence or this
+	// process's event id.
+	for _, last := range []string{fmt.Sprint(bus.Sequence() - 3), epoch(t, f) + "-" + fmt.Sprint(bus.Sequence()-3)} {
+		c := f.openStreamAt("", last)
+		for range 3 {
+			if ev := c.next(t); ev.name != "workflow" {
+				t.Fatalf("Last-Event-ID %s: got %s within the ring", last, ev.name)
+			}
 		}
+		c.close()
 	}
+	// An id from another process is reset even when its sequence is
+	// lower than ours, which a bare number cannot tell from a gap.
+	c := f.openStreamAt("", "0123456789ab-40")
+	defer c.close()
+	if ev := c.next(t); ev.name != "reset" || ev.epoch != epoch(t, f) {
+		t.Fatalf("an id from another process: got %s (epoch %q), want a reset from %q", ev.name, ev.epoch, epoch(t, f))
+	}
+}
+
+// epoch is the server's, from the overview.
+func epoch(t *testing.T, f *fixture) string {
+	t.Helper()
+	var ov web.Overview
+	f.getJSON("/api/overview", &ov)
+	if ov.Runtime.Epoch == "" {
+		t.Fatal("the overview names no epoch")
+	}
+	return ov.Runtime.Epoch
 }
 
 func TestStreamFilterAndKeepalive(t *testing.T) {
@@ -227,7 +260,7 @@ func TestStreamFilterAndKeepalive(t *testing.T) {
 
 func TestStreamBadStart(t *testing.T) {
 	f := newFixture(t, fixtureConfig{})
-	for _, q := range []string{"since=abc", "since=-1", "runId=..%2Fx"} {
+	for _, q := range []string{"since=abc", "since=-1", "since=XYZ-3", "since=ab-", "since=-ab-3", "runId=..%2Fx"} {
 		if res := f.do(request{method: "GET", path: "/api/events?" + q}); res.status != 400 {
 			t.Errorf("%s: %d %s", q, res.status, res.body)
 		}

@@ -36,6 +36,8 @@ type RuntimeInfo struct {
 	// Sequence is the event sequence the view reflects at least: stream
 	// events with ?since=<sequence> to follow it without a gap.
 	Sequence int64 `json:"sequence"`
+	// Epoch names this server process; event ids are EPOCH-SEQUENCE.
+	Epoch string `json:"epoch"`
 }
 
 // Project names the project a runtime serves.
@@ -70,7 +72,7 @@ func (s *Server) health(c echo.Context) error {
 
 func (s *Server) runtimeInfo(seq int64) RuntimeInfo {
 	return RuntimeInfo{PID: os.Getpid(), ProtocolVersion: ProtocolVersion, Version: s.cfg.Version,
-		StartedAt: s.cfg.StartedAt.UTC(), Sequence: seq}
+		StartedAt: s.cfg.StartedAt.UTC(), Sequence: seq, Epoch: s.epoch}
 }
 
 func (s *Server) project() Project {

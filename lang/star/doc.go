@@ -26,10 +26,12 @@
 // own starlark.Thread in its own goroutine, and the engine's scope for the
 // branch rides on the thread (Thread.SetLocal): a call's identity is its
 // scope plus its ordinal there, so it never depends on timing. Starlark
-// values are not safe for concurrent use, so a per-run interpreter lock is
-// held whenever Starlark code runs or a value is touched, and released only
-// while a builtin waits for the engine. Branches still interleave at every
-// such wait, in an order that depends on which agent answered first, so any
+// values are not safe for concurrent use, so one goroutine at a time holds
+// the run's turn to run Starlark code or touch a value, and gives it up
+// only while a builtin waits for the engine. The turn passes first in,
+// first out (branches start in index order, as in JavaScript), but
+// branches still interleave at every wait in an order that depends on
+// which agent answered first, so any
 // state two branches could both mutate would make a resumed run differ:
 // parallel() and pipeline() freeze the functions and items they are given,
 // and the module is frozen once loaded. Mutating shared state in a branch is

@@ -2,7 +2,6 @@ package star
 
 import (
 	"fmt"
-	"sync"
 
 	"go.starlark.net/starlark"
 
@@ -10,9 +9,8 @@ import (
 )
 
 // parallel and pipeline fan out. Every branch runs on its own thread in its
-// own goroutine, with its own scope on the thread, and takes the
-// interpreter lock to run; the caller lets go of the lock until every
-// branch is done.
+// own goroutine, with its own scope on the thread, and takes its turn to
+// run (see turns); the caller gives up its turn until every branch is done.
 //
 // What the branches are given, functions and items, is frozen first, and
 // with a function everything it captures: branches interleave in an order
@@ -38,13 +36,28 @@ func (r *run) parallel(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 		fn   starlark.Callable
 		args starlark.Tuple
 	}
+	if len(args) != 1 && len(args) != 2 {
+		return nil, fmt.Errorf("parallel() takes a list of functions, or a list of items and a function, not %d arguments", len(args))
+	}
+	want := "a list of functions"
+	if len(args) == 2 {
+		want = "a list of items"
+	}
+	// The item cap is checked on the length, before a single item is
+	// read: range(50000000) would take seconds and gigabytes to list only
+	// to be refused.
+	n, err := count("parallel()", want, args[0])
+	if err != nil {
+		return nil, err
+	}
+	scopes, err := r.env.Parallel(scope, n)
+	if err != nil {
+		return nil, err
+	}
 	var branches []branch
 	switch len(args) {
 	case 1:
-		fns, err := elements("parallel()", "a list of functions", args[0])
-		if err != nil {
-			return nil, err
-		}
+		fns := elements(args[0])
 		for i, v := range fns {
 			fn, ok := v.(starlark.Callable)
 			if !ok {
@@ -53,10 +66,7 @@ func (r *run) parallel(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 			branches = append(branches, branch{fn: fn})
 		}
 	case 2:
-		items, err := elements("parallel()", "a list of items", args[0])
-		if err != nil {
-			return nil, err
-		}
+		items := elements(args[0])
 		fn, ok := args[1].(starlark.Callable)
 		if !ok {
 			return nil, fmt.Errorf("parallel(items, fn): fn is %s, not a function", typeOf(args[1]))
@@ -64,16 +74,10 @@ func (r *run) parallel(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 		for i, item := range items {
 			branches = append(branches, branch{fn: fn, args: fit(fn, item, starlark.MakeInt(i))})
 		}
-	default:
-		return nil, fmt.Errorf("parallel() takes a list of functions, or a list of items and a function, not %d arguments", len(args))
 	}
 	for _, br := range branches {
 		br.fn.Freeze()
 		br.args.Freeze()
-	}
-	scopes, err := r.env.Parallel(scope, len(branches))
-	if err != nil {
-		return nil, err
 	}
 	results, err := r.fanOut(scopes, func(i int) (starlark.Value, error) {
 		th, release := r.newThread(fmt.Sprintf("%s/%d", th.Name, i), scopes[i])
@@ -103,7 +107,7 @@ func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if len(args) == 0 {
 		return nil, fmt.Errorf("pipeline() takes a list of items and then the stage functions")
 	}
-	items, err := elements("pipeline()", "a list of items first", args[0])
+	n, err := count("pipeline()", "a list of items first", args[0])
 	if err != nil {
 		return nil, err
 	}
@@ -116,15 +120,19 @@ func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 		if !ok {
 			return nil, fmt.Errorf("pipeline(): stage %d is %s, not a function", k, typeOf(v))
 		}
-		fn.Freeze()
 		stages[k] = fn
+	}
+	// The cap before the copy, as in parallel.
+	itemScopes, err := r.env.Pipeline(scope, n, len(stages))
+	if err != nil {
+		return nil, err
+	}
+	items := elements(args[0])
+	for _, fn := range stages {
+		fn.Freeze()
 	}
 	for _, item := range items {
 		item.Freeze()
-	}
-	itemScopes, err := r.env.Pipeline(scope, len(items), len(stages))
-	if err != nil {
-		return nil, err
 	}
 	results, err := r.fanOut(itemScopes, func(i int) (starlark.Value, error) {
 		prev := items[i]
@@ -146,19 +154,26 @@ func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 	return starlark.NewList(results), nil
 }
 
-// fanOut runs body(i) for every scope, each in its own goroutine under the
-// interpreter lock, and waits for all of them with the lock released. A
-// body that fails gives None, and the engine hears why, unless the run is
-// stopping: then the fan-out fails too.
+// fanOut runs body(i) for every scope, each in its own goroutine taking
+// turns with the others, and waits for all of them. The branches are
+// queued for the turn in index order before the caller gives it up, so
+// they start in that order, as JavaScript's do. A body that fails gives
+// None, and the engine hears why, unless the run is stopping: then the
+// fan-out fails too.
 func (r *run) fanOut(scopes []lang.Scope, body func(i int) (starlark.Value, error)) ([]starlark.Value, error) {
 	results := make([]starlark.Value, len(scopes))
-	var wg sync.WaitGroup
-	wg.Add(len(scopes))
+	if len(scopes) == 0 {
+		return results, nil
+	}
+	parent := r.turn.waiter()
+	// Counted only by the holder of the turn.
+	left := len(scopes)
 	for i := range scopes {
+		w := r.turn.waiter()
+		w.wake()
 		go func() {
-			defer wg.Done()
-			r.lock.Lock()
-			defer r.lock.Unlock()
+			w.wait()
+			defer r.turn.pass()
 			v, err := body(i)
 			if err != nil {
 				v = starlark.None
@@ -167,37 +182,56 @@ func (r *run) fanOut(scopes []lang.Scope, body func(i int) (starlark.Value, erro
 				}
 			}
 			results[i] = v
+			if left--; left == 0 {
+				parent.wake()
+			}
 		}()
 	}
-	r.lock.Unlock()
-	wg.Wait()
-	r.lock.Lock()
+	r.turn.pass()
+	parent.wait()
 	if r.ctx.Err() != nil {
 		return nil, r.stopped()
 	}
 	return results, nil
 }
 
-// elements lists the elements of a list, tuple or other iterable.
-func elements(fn, want string, v starlark.Value) ([]starlark.Value, error) {
+// count checks that v can be fanned out over (a list, tuple or other
+// iterable, not a dict) and counts its elements, without listing them when
+// it knows its length.
+func count(fn, want string, v starlark.Value) (int, error) {
 	seq, ok := v.(starlark.Iterable)
 	if !ok {
-		return nil, fmt.Errorf("%s takes %s, not %s", fn, want, typeOf(v))
+		return 0, fmt.Errorf("%s takes %s, not %s", fn, want, typeOf(v))
 	}
 	if _, isDict := v.(*starlark.Dict); isDict {
-		return nil, fmt.Errorf("%s takes %s, not a dict; pass d.items() or d.keys()", fn, want)
+		return 0, fmt.Errorf("%s takes %s, not a dict; pass d.items() or d.keys()", fn, want)
 	}
+	if n := starlark.Len(v); n >= 0 {
+		return n, nil
+	}
+	n := 0
+	it := seq.Iterate()
+	defer it.Done()
+	var x starlark.Value
+	for it.Next(&x) {
+		n++
+	}
+	return n, nil
+}
+
+// elements lists the elements of an iterable that count accepted.
+func elements(v starlark.Value) []starlark.Value {
 	var out []starlark.Value
 	if n := starlark.Len(v); n > 0 {
 		out = make([]starlark.Value, 0, n)
 	}
-	it := seq.Iterate()
+	it := v.(starlark.Iterable).Iterate()
 	defer it.Done()
 	var x starlark.Value
 	for it.Next(&x) {
 		out = append(out, x)
 	}
-	return out, nil
+	return out
 }
 
 // fit trims args to what fn accepts, so that a stage may take just

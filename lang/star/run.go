@@ -18,17 +18,18 @@ const (
 )
 
 // A run is one execution of a script. Every Starlark value of the run, and
-// every call into env, is touched only by a goroutine that holds lock.
+// every call into env, is touched only by the goroutine that holds the
+// run's turn.
 type run struct {
 	ctx    context.Context
 	script *Script
 	env    lang.Env
 
-	// lock is the run's interpreter lock. It is held while Starlark code
-	// runs and released only while a builtin waits for the engine, so
-	// branches take turns, and env sees one call at a time in each scope's
-	// program order.
-	lock sync.Mutex
+	// turn is the run's interpreter lock. It is held while Starlark code
+	// runs and passed on, in a fixed order, while a builtin waits for the
+	// engine, so branches take turns, and env sees one call at a time in
+	// each scope's program order.
+	turn turns
 
 	threads     threadSet
 	predeclared starlark.StringDict
@@ -57,8 +58,8 @@ func (r *run) run() (json.RawMessage, error) {
 	// a loop that never calls a builtin.
 	defer context.AfterFunc(r.ctx, func() { r.threads.cancelAll("the run was stopped") })()
 
-	r.lock.Lock()
-	defer r.lock.Unlock()
+	r.turn.take()
+	defer r.turn.pass()
 	r.predeclared = r.builtins()
 	globals, err := r.exec(r.script.path)
 	if err != nil {
@@ -147,24 +148,27 @@ type answer struct {
 }
 
 // await starts a call through the engine and waits for its answer. The
-// call's identity is fixed by start, on this thread, in program order; the
-// interpreter lock is released only while waiting, so other branches run
-// meanwhile. A replayed call answers before start returns, and then the
-// lock is never let go.
+// call's identity is fixed by start, on this thread, in program order. The
+// thread then gives up its turn and queues for it again once the answer is
+// in, so other branches run meanwhile, in the order turns explains; a
+// replayed call's answer is in at once, and the thread queues behind the
+// threads already waiting.
 func (r *run) await(start func(done lang.Done)) (json.RawMessage, error) {
-	ch := make(chan answer, 1)
-	start(func(res json.RawMessage, err error) { ch <- answer{res, err} })
+	w := r.turn.waiter()
+	var a answer
+	start(func(res json.RawMessage, err error) {
+		a = answer{res, err}
+		w.wake()
+	})
+	r.turn.pass()
 	select {
-	case a := <-ch:
-		return a.res, a.err
-	default:
-	}
-	r.lock.Unlock()
-	defer r.lock.Lock()
-	select {
-	case a := <-ch:
+	case <-w.ch:
 		return a.res, a.err
 	case <-r.ctx.Done():
+		// The answer may never come now; the thread still needs the
+		// turn to unwind through Starlark code.
+		w.wake()
+		w.wait()
 		return nil, r.stopped()
 	}
 }
