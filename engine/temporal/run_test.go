@@ -13,7 +13,7 @@ func TestExamples(t *testing.T) {
 	c := newClient(t)
 	startWorker(t, c, "w1", simulated())
 	startWorker(t, c, "w2", simulated())
-	files, err := filepath.Glob("../../examples/*.workflow.js")
+	files, err := filepath.Glob("../../examples/*.workflow.*")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
