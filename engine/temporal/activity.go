@@ -118,10 +118,11 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 }
 
 // agentError is a failure the workflow decides about: never retried by
-// Temporal.
+// Temporal. It is benign to Temporal, which then logs it quietly: an
+// agent failing is part of a run, not a fault of the worker.
 func agentError(kind, msg string, detail AgentFailure, cause error) error {
 	return temporal.NewApplicationErrorWithOptions(msg, kind, temporal.ApplicationErrorOptions{
-		NonRetryable: true, Cause: cause, Details: []any{detail},
+		NonRetryable: true, Cause: cause, Details: []any{detail}, Category: temporal.ApplicationErrorCategoryBenign,
 	})
 }
 

@@ -32,6 +32,12 @@ type agentCall struct {
 // and otherwise queues it for a concurrency slot. The checks and their
 // order are the local engine's (engine/agent.go).
 func (x *execution) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	if x.goctx.Err() != nil {
+		// The execution is ending: the call changes nothing, not even the
+		// state the workflow returns.
+		done(nil, x.stopped())
+		return
+	}
 	path := sc.callPath("agent")
 	x.agents++
 	if max := x.in.Options.MaxAgents; x.agents > max {
@@ -76,10 +82,6 @@ func (x *execution) startAgent(f *frame, sc *scope, prompt string, opts lang.Age
 		Executor: executor, Model: opts.Model, Effort: opts.Effort, AgentType: opts.AgentType, Isolation: opts.Isolation,
 		Schema: opts.Schema, Cwd: x.in.Cwd, SchemaAttempts: x.in.Options.SchemaAttempts, TimeoutMs: timeoutMs,
 	}}
-	if x.goctx.Err() != nil {
-		done(nil, x.stopped())
-		return
-	}
 	x.queue = append(x.queue, c)
 	x.pump()
 }

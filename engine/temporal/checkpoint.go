@@ -21,6 +21,10 @@ type waitingCheckpoint struct {
 // headless policy when nobody can answer, or else waits for a response
 // (the respond update) until its timeoutMs, if it has one.
 func (x *execution) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, done lang.Done) {
+	if x.goctx.Err() != nil {
+		done(nil, x.stopped())
+		return
+	}
 	path := sc.callPath("checkpoint")
 	fp := engine.CheckpointFingerprint(req)
 	cp := &Checkpoint{Path: path, Fingerprint: fp, Phase: sc.phase, Request: req, AskedAt: x.now().UTC()}
@@ -79,7 +83,7 @@ func (x *execution) validateResponse(_ workflow.Context, r Response) error {
 		return fmt.Errorf("no checkpoint is waiting at %s", r.Path)
 	}
 	if err := w.cp.Request.Validate(r.Answer); err != nil {
-		return fmt.Errorf("checkpoint(): %w", err)
+		return fmt.Errorf("%s does not answer %q: %w", r.Answer, w.cp.Request.Prompt, err)
 	}
 	return nil
 }

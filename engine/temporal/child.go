@@ -31,6 +31,10 @@ type ChildInfo struct {
 // is recorded in the history and a replay does not look again) and comes
 // back as a bundle.
 func (x *execution) startWorkflow(f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
+	if x.goctx.Err() != nil {
+		done(nil, x.stopped())
+		return
+	}
 	elem := sc.next("wf")
 	if f.depth >= 1 {
 		done(nil, &engine.Error{Code: "NESTING", Err: engine.ErrNesting,

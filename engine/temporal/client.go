@@ -203,8 +203,7 @@ func (c *Client) Stop(ctx context.Context, runID string) error {
 	return c.controlError(runID, c.sdk.CancelWorkflow(ctx, runID, ""))
 }
 
-// StopEnded marks a run that is not running as stopped, so it can no
-// longer be resumed: a short execution that ends at once as stopped.
+// controlError names the run in an error of a call that controls it.
 func (c *Client) controlError(runID string, err error) error {
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
@@ -223,11 +222,19 @@ func (c *Client) Respond(ctx context.Context, runID, path string, answer json.Ra
 		WorkflowID: runID, UpdateName: RespondUpdate, Args: []any{Response{Path: path, Answer: answer}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	if err != nil {
-		return c.controlError(runID, err)
+	if err == nil {
+		err = h.Get(ctx, nil)
 	}
-	return h.Get(ctx, nil)
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return fmt.Errorf("%w: %s", ErrAnswerRefused, app.Message())
+	}
+	return c.controlError(runID, err)
 }
+
+// ErrAnswerRefused is matched by the error of a response the run refused:
+// no such checkpoint is waiting, or the answer does not fit it.
+var ErrAnswerRefused = errors.New("answer refused")
 
 // State reports the run's latest execution: from the workflow itself while
 // it runs (a query, which needs a live worker), from its result once it

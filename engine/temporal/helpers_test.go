@@ -12,6 +12,11 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -111,8 +116,9 @@ func writeScript(t *testing.T, name, text string) string {
 	return p
 }
 
-// runLocally runs a script on the local engine, for comparison.
-func runLocally(t *testing.T, path, args string, opts engine.Options) engine.Outcome {
+// runLocally runs a script on the local engine, for comparison, and
+// returns its outcome and detail.
+func runLocally(t *testing.T, path, args string, opts engine.Options) (engine.Outcome, *engine.Detail) {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "state"), filepath.Dir(path))
 	if err != nil {
@@ -140,5 +146,47 @@ func runLocally(t *testing.T, path, args string, opts engine.Options) engine.Out
 	if err != nil {
 		t.Fatal(err)
 	}
-	return o
+	d, err := rt.Inspect(r.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, d
+}
+
+// callLines lists a run's calls as what makes them the same calls with the
+// same answers: path, kind, status, prompt and result.
+func callLines(d *engine.Detail) []string {
+	var out []string
+	for _, c := range d.Calls {
+		out = append(out, fmt.Sprintf("%s %s %s %q -> %s", c.Path, c.Kind, c.Status, c.Prompt, c.Result))
+	}
+	return out
+}
+
+// replay replays every execution of a run from its history with a fresh
+// workflow replayer: Temporal's own check that the workflow code, script
+// hosts included, is deterministic.
+func replay(t *testing.T, c *Client, runID string) {
+	t.Helper()
+	ctx := context.Background()
+	execs, err := c.readRun(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range execs {
+		hist := &historypb.History{}
+		it := c.sdk.GetWorkflowHistory(ctx, runID, e.runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hist.Events = append(hist.Events, ev)
+		}
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions((&workflows{hosts: hosts()}).run, workflow.RegisterOptions{Name: WorkflowName})
+		if err := r.ReplayWorkflowHistory(nil, hist); err != nil {
+			t.Errorf("replaying execution %d of %s: %v", e.input.Epoch, runID, err)
+		}
+	}
 }

@@ -1,7 +1,9 @@
 package temporal
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dynworkflow/dynworkflow/engine"
@@ -21,7 +23,7 @@ func TestExamples(t *testing.T) {
 		abs, _ := filepath.Abs(f)
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			opts := engine.DefaultOptions()
-			local := runLocally(t, abs, "", opts)
+			local, localDetail := runLocally(t, abs, "", opts)
 			in := startFile(t, c, abs, "", opts, false)
 			got := wait(t, c, in.RunID)
 			if got.Status != local.Status || string(got.Result) != string(local.Result) {
@@ -30,6 +32,14 @@ func TestExamples(t *testing.T) {
 			if got.Stats.Agents != local.Stats.Agents {
 				t.Errorf("on Temporal %d agents, locally %d", got.Stats.Agents, local.Stats.Agents)
 			}
+			d, err := c.Detail(context.Background(), in.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := strings.Join(callLines(d), "\n"), strings.Join(callLines(localDetail), "\n"); g != w {
+				t.Errorf("calls on Temporal:\n%s\nlocally:\n%s", g, w)
+			}
+			replay(t, c, in.RunID)
 		})
 	}
 }
