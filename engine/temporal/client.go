@@ -240,7 +240,7 @@ var ErrAnswerRefused = errors.New("answer refused")
 // it runs (a query, which needs a live worker), from its result once it
 // has ended.
 func (c *Client) State(ctx context.Context, runID string) (State, error) {
-	desc, err := c.sdk.DescribeWorkflowExecution(ctx, runID, "")
+	desc, err := c.describe(ctx, runID)
 	if err != nil {
 		return State{}, notFound(runID, err)
 	}

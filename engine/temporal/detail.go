@@ -150,7 +150,7 @@ func summary(first, last *execHistory, st *State) store.Summary {
 // Summary is the listing line of a run, from its latest execution alone:
 // cheaper than Detail, which reads every execution's history.
 func (c *Client) Summary(ctx context.Context, runID string) (store.Summary, error) {
-	desc, err := c.sdk.DescribeWorkflowExecution(ctx, runID, "")
+	desc, err := c.describe(ctx, runID)
 	if err != nil {
 		return store.Summary{}, notFound(runID, err)
 	}

@@ -10,6 +10,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/dynworkflow/dynworkflow/engine"
@@ -154,7 +155,7 @@ func (r *agentRecord) usage() executors.Usage {
 
 // readRun reads every execution of a run, oldest first.
 func (c *Client) readRun(ctx context.Context, runID string) ([]*execHistory, error) {
-	desc, err := c.sdk.DescribeWorkflowExecution(ctx, runID, "")
+	desc, err := c.describe(ctx, runID)
 	if err != nil {
 		return nil, notFound(runID, err)
 	}
@@ -248,4 +249,13 @@ func notFound(runID string, err error) error {
 		return fmt.Errorf("%w: %s is not a workflow on the Temporal server (%v)", engine.ErrNotFound, runID, err)
 	}
 	return fmt.Errorf("describe %s on Temporal: %w", runID, err)
+}
+
+// describe asks Temporal about the run's latest execution.
+func (c *Client) describe(ctx context.Context, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d, err := c.sdk.DescribeWorkflow(ctx, runID, "")
+	if err != nil {
+		return nil, err
+	}
+	return d.RawResponse, nil
 }
