@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 )
@@ -147,20 +149,42 @@ func summary(first, last *execHistory, st *State) store.Summary {
 	return s
 }
 
-// Summary is the listing line of a run, from its latest execution alone:
-// cheaper than Detail, which reads every execution's history.
-func (c *Client) Summary(ctx context.Context, runID string) (store.Summary, error) {
-	desc, err := c.describe(ctx, runID)
-	if err != nil {
-		return store.Summary{}, notFound(runID, err)
+// Refresh brings an index entry up to date with Temporal at the least
+// cost: a stopped run cannot change, an ended execution that is still the
+// latest keeps its summary, a running one is asked for its state, and only
+// an execution never seen before has its history read.
+func (c *Client) Refresh(ctx context.Context, e Entry) (Entry, error) {
+	if e.Summary.Status == string(engine.StatusStopped) {
+		return e, nil
 	}
-	last, err := c.readExecution(ctx, runID, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId())
+	desc, err := c.describe(ctx, e.RunID)
 	if err != nil {
-		return store.Summary{}, err
+		return e, notFound(e.RunID, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	rid := info.GetExecution().GetRunId()
+	running := info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	if rid == e.Execution {
+		if !running && e.Summary.Status != string(engine.StatusRunning) {
+			return e, nil
+		}
+		if running {
+			if st, err := c.query(ctx, e.RunID); err == nil {
+				s := e.Summary
+				s.Status, s.PauseReason, s.Error, s.Phase, s.Stats = string(st.Status), st.PauseReason, st.Error, st.Phase, st.Stats
+				s.UpdatedAt = time.Now().UTC()
+				e.Summary = s
+				return e, nil
+			}
+		}
+	}
+	last, err := c.readExecution(ctx, e.RunID, rid)
+	if err != nil {
+		return e, err
 	}
 	st := last.state
 	if st == nil && !last.closed {
-		if q, err := c.query(ctx, runID); err == nil {
+		if q, err := c.query(ctx, e.RunID); err == nil {
 			st = &q
 		}
 	}
@@ -168,5 +192,6 @@ func (c *Client) Summary(ctx context.Context, runID string) (store.Summary, erro
 		f := last.final()
 		st = &f
 	}
-	return summary(last, last, st), nil
+	e.Summary, e.Execution = summary(last, last, st), rid
+	return e, nil
 }
