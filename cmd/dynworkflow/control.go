@@ -16,6 +16,11 @@ func (a *app) pauseCommand() *cobra.Command {
 		Short: "Pause a run executing in a live runtime",
 		Args:  exactArgs(1, "pause needs a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if e, ok, err := a.temporalEntry(args[0]); err != nil {
+				return err
+			} else if ok {
+				return a.controlTemporal(cmd.Context(), e, "paused")
+			}
 			if done, err := a.forwardControl(cmd.Context(), "paused", args[0], (*web.Client).Pause); done {
 				return err
 			}
@@ -38,6 +43,11 @@ func (a *app) stopCommand() *cobra.Command {
 		Short: "Stop a run and make it non-resumable",
 		Args:  exactArgs(1, "stop needs a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if e, ok, err := a.temporalEntry(args[0]); err != nil {
+				return err
+			} else if ok {
+				return a.controlTemporal(cmd.Context(), e, "stopped")
+			}
 			if done, err := a.forwardControl(cmd.Context(), "stopped", args[0], (*web.Client).Stop); done {
 				return err
 			}
@@ -61,6 +71,11 @@ func (a *app) deleteCommand() *cobra.Command {
 		Short:   "Delete a run's journal and snapshot",
 		Args:    exactArgs(1, "delete needs a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if e, ok, err := a.temporalEntry(args[0]); err != nil {
+				return err
+			} else if ok {
+				return a.deleteTemporal(cmd.Context(), e)
+			}
 			if done, err := a.forwardControl(cmd.Context(), "deleted", args[0], (*web.Client).Delete); done {
 				return err
 			}

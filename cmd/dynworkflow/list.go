@@ -27,6 +27,11 @@ func (a *app) listCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			remote, err := a.temporalRuns(cmd.Context())
+			if err != nil {
+				return err
+			}
+			sums = mergeSummaries(sums, remote)
 			if a.json {
 				if sums == nil {
 					sums = sums[:0]

@@ -119,6 +119,7 @@ edited resumes without paying for finished calls again.`,
 		a.doctorCommand(),
 		a.serveCommand(),
 		a.respondCommand(),
+		a.workerCommand(),
 	)
 	return root
 }

@@ -16,6 +16,7 @@ func (a *app) runCommand() *cobra.Command {
 	var of optionFlags
 	var watchFiles bool
 	var fw forwardFlagSet
+	var bf backendFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run a workflow script, or a saved workflow by name",
@@ -33,6 +34,15 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			opts, err := of.options(cmd)
 			if err != nil {
 				return err
+			}
+			if err := a.resolveBackend(cmd, &bf); err != nil {
+				return err
+			}
+			if bf.backend == backendTemporal {
+				if watchFiles {
+					return usageErrorf("--watch runs in this process; it does not go with --backend temporal")
+				}
+				return a.runOnTemporal(cmd, &of, &bf, args[0])
 			}
 			if !fw.local && !watchFiles {
 				if cl, d, err := a.liveOwner(cmd.Context()); err != nil {
@@ -65,6 +75,7 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 	cmd.Flags().BoolVar(&watchFiles, "watch", false, "re-run the workflow each time its files are saved, replaying what did not change")
 	fw.register(cmd)
 	of.register(cmd.Flags())
+	bf.register(cmd.Flags(), true)
 	return cmd
 }
 

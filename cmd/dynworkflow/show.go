@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 )
 
@@ -19,11 +21,7 @@ func (a *app) showCommand() *cobra.Command {
 		Short:   "Show a run: status, calls with prompts and results, usage, logs",
 		Args:    exactArgs(1, "show needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rt, err := a.runtime(simulate.Config{})
-			if err != nil {
-				return err
-			}
-			d, err := rt.Inspect(args[0])
+			d, err := a.inspect(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -81,4 +79,19 @@ func clip(s string, n int) string {
 		return s[:n-1] + "…"
 	}
 	return s
+}
+
+// inspect reads a run's detail: from Temporal for a run there, else from
+// the journal.
+func (a *app) inspect(ctx context.Context, id string) (*engine.Detail, error) {
+	if e, ok, err := a.temporalEntry(id); err != nil {
+		return nil, err
+	} else if ok {
+		return a.showTemporal(ctx, e)
+	}
+	rt, err := a.runtime(simulate.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return rt.Inspect(id)
 }
