@@ -206,3 +206,131 @@ func countLines(path string) int {
 	}
 	return strings.Count(string(b), "\n")
 }
+
+// slowFanOut is a script of n agents of 300ms each.
+const slowFanOut = `export const meta = { name: 'slow', description: 'agents that take a while' }
+const items = Array.from({ length: %d }, (_, i) => i)
+const out = await parallel(items.map(i => () => agent('item ' + i + ' [simulate:sleep=300ms]')))
+return out.length
+`
+
+// TestTemporalClientKilled SIGKILLs the `run` process mid-run: the run
+// goes on in Temporal, show and list see it progress, and resume --attach
+// follows it to its end.
+func TestTemporalClientKilled(t *testing.T) {
+	e := newTemporalEnv(t)
+	e.startWorker()
+	script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 40))
+	run := e.start(append([]string{"run", script}, e.runFlags("--concurrency", "4")...)...)
+	run.waitStderr("started on Temporal")
+	id := strings.Fields(run.stderr.String())[0]
+	waitUntil(t, "5 finished agents", func() bool { return doneCalls(e.show(id)) >= 5 })
+	run.signal(syscall.SIGKILL)
+	if r := run.wait(); r.signal != syscall.SIGKILL {
+		t.Fatalf("the client was not killed: %s", r)
+	}
+	d := e.show(id)
+	if d.Summary.Status != "running" {
+		t.Fatalf("after the client died the run is %q", d.Summary.Status)
+	}
+	n := doneCalls(d)
+	waitUntil(t, "the run to go on without its client", func() bool { return doneCalls(e.show(id)) > n })
+	if s := e.listed(id); s.Status != "running" {
+		t.Errorf("list shows %+v", s)
+	}
+	r := e.dw(append([]string{"resume", id, "--attach", "--json"}, e.flags()...)...)
+	expectCode(t, r, 0)
+	if o := parseOutcome(t, r); o.Status != "completed" || string(o.Result) != "40" || o.Stats.Live != 40 || o.Epoch != 0 {
+		t.Fatalf("resume --attach: %s", r)
+	}
+	if !strings.Contains(r.stderr, "attached") {
+		t.Errorf("resume --attach did not say it attached:\n%s", r)
+	}
+}
+
+// doneCalls counts the finished calls in show's detail.
+func doneCalls(d detail) int {
+	n := 0
+	for _, c := range d.Calls {
+		if c.Status == "done" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestTemporalCheckpointPauseStop answers a checkpoint with respond, pauses
+// and resumes a run, and stops one, all through the CLI.
+func TestTemporalCheckpointPauseStop(t *testing.T) {
+	e := newTemporalEnv(t)
+	e.startWorker()
+
+	t.Run("respond", func(t *testing.T) {
+		script := e.write("gate.workflow.star", `meta = {"name": "gate", "description": "asks a human"}
+
+def main(args):
+    channel = checkpoint("Which channel?", kind="select", choices=["beta", "stable"])
+    return agent("publish to " + channel)
+`)
+		run := e.start(append([]string{"run", script, "--json", "--await-checkpoints"}, e.runFlags()...)...)
+		run.waitStderr("dynworkflow respond cp-")
+		line := run.stderr.String()
+		i := strings.Index(line, "respond cp-")
+		cp := strings.Fields(line[i+len("respond "):])[0]
+		if r := e.dw("respond", cp, "nightly"); r.code != 1 || !strings.Contains(r.stderr, "nightly") {
+			t.Fatalf("a bad answer: %s", r)
+		}
+		e.dwOK("respond", cp, "stable")
+		r := run.wait()
+		expectCode(t, r, 0)
+		o := parseOutcome(t, r)
+		if !strings.Contains(string(o.Result), "publish to stable") {
+			t.Fatalf("after respond: %s", r)
+		}
+		d := e.show(o.RunID)
+		if len(d.Calls) != 2 || d.Calls[1].Path != "/checkpoint.0" || d.Calls[1].Kind != "checkpoint" || string(d.Calls[1].Result) != `"stable"` {
+			t.Errorf("show: %+v", d.Calls)
+		}
+	})
+
+	t.Run("pause and resume", func(t *testing.T) {
+		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 30))
+		run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "3")...)...)
+		run.waitStderr("started on Temporal")
+		id := strings.Fields(run.stderr.String())[0]
+		waitUntil(t, "3 finished agents", func() bool { return doneCalls(e.show(id)) >= 3 })
+		e.dwOK("pause", id)
+		r := run.wait()
+		expectCode(t, r, 2)
+		paused := parseOutcome(t, r)
+		if paused.Status != "paused" || e.listed(id).Status != "paused" {
+			t.Fatalf("after pause: %s", r)
+		}
+		r = e.dw("resume", id, "--json")
+		expectCode(t, r, 0)
+		o := parseOutcome(t, r)
+		if o.Status != "completed" || string(o.Result) != "30" || o.Epoch != 1 || o.Stats.Replayed != paused.Stats.Live || o.Stats.Replayed+o.Stats.Live != 30 {
+			t.Fatalf("resume after %+v: %s", paused.Stats, r)
+		}
+	})
+
+	t.Run("stop", func(t *testing.T) {
+		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 30))
+		run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "2")...)...)
+		run.waitStderr("started on Temporal")
+		id := strings.Fields(run.stderr.String())[0]
+		waitUntil(t, "a finished agent", func() bool { return doneCalls(e.show(id)) >= 1 })
+		e.dwOK("stop", id)
+		r := run.wait()
+		expectCode(t, r, 1)
+		if o := parseOutcome(t, r); o.Status != "stopped" {
+			t.Fatalf("after stop: %s", r)
+		}
+		if r := e.dw("resume", id); r.code != 1 || !strings.Contains(r.stderr, "stopped") {
+			t.Fatalf("resume of a stopped run: %s", r)
+		}
+		if s := e.listed(id); s.Status != "stopped" {
+			t.Errorf("list: %+v", s)
+		}
+	})
+}
