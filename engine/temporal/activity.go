@@ -134,7 +134,9 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 	if every <= 0 {
 		return func() {}
 	}
-	activity.RecordHeartbeat(ctx)
+	// The first beat is due only after a third of the timeout: most agents
+	// of a big fan-out finish before then, and a beat is a write on the
+	// server.
 	quit := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
