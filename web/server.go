@@ -49,6 +49,9 @@ type Config struct {
 	StreamBuffer int
 	// BodyLimit bounds request bodies; zero means DefaultBodyLimit.
 	BodyLimit int64
+	// Elsewhere lists and shows the project's runs that execute outside
+	// this runtime; nil means there are none.
+	Elsewhere RunSource
 }
 
 // Server is the HTTP API of one runtime.
@@ -107,7 +110,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cp.attach(cfg.Runtime.Events())
 	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, requests: newIdempotency(1024), checkpoints: cp,
-		summaries: newSummariesCache(cfg.Runtime), epoch: newEpoch()}
+		summaries: newSummariesCache(cfg.Runtime, cfg.Elsewhere, log), epoch: newEpoch()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.echo = s.newEcho()
 	return s, nil

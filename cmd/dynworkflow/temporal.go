@@ -571,3 +571,20 @@ func (a *app) deleteTemporal(ctx context.Context, e temporal.Entry) error {
 	a.done("deleted", e.RunID)
 	return nil
 }
+
+// temporalSource shows the project's runs on Temporal through the API of
+// `serve`, beside the runtime's own.
+type temporalSource struct{ a *app }
+
+func (s temporalSource) Summaries(ctx context.Context) ([]store.Summary, error) {
+	return s.a.temporalRuns(ctx)
+}
+
+func (s temporalSource) Detail(ctx context.Context, id string) (*engine.Detail, bool, error) {
+	e, ok, err := s.a.temporalEntry(id)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	d, err := s.a.showTemporal(ctx, e)
+	return d, true, err
+}

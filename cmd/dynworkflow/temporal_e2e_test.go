@@ -334,3 +334,27 @@ def main(args):
 		}
 	})
 }
+
+// TestTemporalRunsInServeAPI shows that the API of `serve` lists a run on
+// Temporal and gives its detail, as it does a local one.
+func TestTemporalRunsInServeAPI(t *testing.T) {
+	e := newTemporalEnv(t)
+	e.startWorker()
+	script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 3))
+	o := e.runCompleted(script, e.runFlags()...)
+	s := e.serve()
+	runs, err := s.client.Runs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].RunID != o.RunID || runs[0].Status != "completed" || runs[0].Stats.Live != 3 {
+		t.Fatalf("GET /api/runs: %+v", runs)
+	}
+	d, err := s.client.Run(context.Background(), o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Calls) != 3 || string(d.Result) != "3" {
+		t.Fatalf("GET /api/runs/%s: %+v", o.RunID, d)
+	}
+}
