@@ -137,8 +137,35 @@ func (a *app) sdkLog() *slog.Logger {
 	if os.Getenv("DYNWORKFLOW_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	return slog.New(quietCancels{slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})})
 }
+
+// quietCancels drops the SDK's error line for an agent call cancelled
+// because its run paused or stopped: that is the run going as asked, and
+// a pause of a wide fan-out would print one per agent.
+type quietCancels struct{ slog.Handler }
+
+func (h quietCancels) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "Activity error." {
+		cancelled := false
+		r.Attrs(func(at slog.Attr) bool {
+			if at.Key == "Error" && at.Value.String() == context.Canceled.Error() {
+				cancelled = true
+			}
+			return !cancelled
+		})
+		if cancelled {
+			return nil
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h quietCancels) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quietCancels{h.Handler.WithAttrs(attrs)}
+}
+
+func (h quietCancels) WithGroup(name string) slog.Handler { return quietCancels{h.Handler.WithGroup(name)} }
 
 // dialTemporal connects to the Temporal of cfg, giving up after a while
 // rather than hanging on an address nobody answers.
@@ -157,6 +184,11 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 	opts, err := of.options(cmd)
 	if err != nil {
 		return err
+	}
+	for _, f := range []string{"simulate-latency", "simulate-failure-rate", "simulate-seed", "command-executor"} {
+		if cmd.Flags().Changed(f) {
+			fmt.Fprintf(a.stderr, "dynworkflow: --%s configures this process's executors; on Temporal the agents run on the workers: give it to `dynworkflow worker`\n", f)
+		}
 	}
 	rt, scriptArgs, err := a.localRuntime(cmd, of)
 	if err != nil {

@@ -150,7 +150,7 @@ return out.filter(x => x && x.startsWith('answer to ')).length
 	shFlag := "--command-executor=sh=" + agent
 	doomed := e.startWorker(shFlag)
 	e.startWorker(shFlag)
-	run := e.start(append([]string{"run", script, "--json", shFlag}, e.runFlags("--concurrency", "40")...)...)
+	run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "40")...)...)
 	waitUntil(t, "60 agents to have started", func() bool { return countLines(log) >= 60 })
 	doomed.p.signal(syscall.SIGKILL)
 	killedAt := time.Now()
