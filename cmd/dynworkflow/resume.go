@@ -30,7 +30,7 @@ still running there is followed again with --attach (after the process
 that started it was killed, say).`,
 		Args: exactArgs(1, "resume needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if e, ok, err := a.temporalEntry(args[0]); err != nil {
+			if e, ok, err := a.findTemporal(cmd, &bf, args[0]); err != nil {
 				return err
 			} else if ok {
 				return a.resumeOnTemporal(cmd, &of, &bf, e, scriptPath, fw.attach)

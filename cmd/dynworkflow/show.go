@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,7 +20,7 @@ func (a *app) showCommand() *cobra.Command {
 		Short:   "Show a run: status, calls with prompts and results, usage, logs",
 		Args:    exactArgs(1, "show needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := a.inspect(cmd.Context(), args[0])
+			d, err := a.inspect(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -83,11 +82,11 @@ func clip(s string, n int) string {
 
 // inspect reads a run's detail: from Temporal for a run there, else from
 // the journal.
-func (a *app) inspect(ctx context.Context, id string) (*engine.Detail, error) {
-	if e, ok, err := a.temporalEntry(id); err != nil {
+func (a *app) inspect(cmd *cobra.Command, id string) (*engine.Detail, error) {
+	if e, ok, err := a.findTemporal(cmd, &backendFlags{}, id); err != nil {
 		return nil, err
 	} else if ok {
-		return a.showTemporal(ctx, e)
+		return a.showTemporal(cmd.Context(), e)
 	}
 	rt, err := a.runtime(simulate.Config{})
 	if err != nil {

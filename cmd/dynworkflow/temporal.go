@@ -620,3 +620,54 @@ func (s temporalSource) Detail(ctx context.Context, id string) (*engine.Detail, 
 	d, err := s.a.showTemporal(ctx, e)
 	return d, true, err
 }
+
+// adoptTemporal finds a run the project's index does not know on the
+// Temporal the backend settings name (a run started from another machine,
+// say), and records it, so that every command handles it from then on. It
+// reports false when the settings are not Temporal's, when the project has
+// a local run of that id, or when Temporal does not know it either.
+func (a *app) adoptTemporal(cmd *cobra.Command, bf *backendFlags, id string) (temporal.Entry, bool, error) {
+	if store.ValidRunID(id) != nil {
+		return temporal.Entry{}, false, nil
+	}
+	if err := a.resolveBackend(cmd, bf); err != nil || bf.backend != backendTemporal {
+		return temporal.Entry{}, false, err
+	}
+	cwd, err := a.projectDir()
+	if err != nil {
+		return temporal.Entry{}, false, err
+	}
+	root, err := a.stateRoot()
+	if err != nil {
+		return temporal.Entry{}, false, err
+	}
+	if _, err := os.Stat(filepath.Join(root, "projects", store.ProjectID(cwd), "runs", id+".jsonl")); err == nil {
+		return temporal.Entry{}, false, nil
+	}
+	c, err := a.dialTemporal(cmd.Context(), bf.temporal)
+	if err != nil {
+		return temporal.Entry{}, false, err
+	}
+	defer c.Close()
+	e, err := c.Refresh(cmd.Context(), temporal.Entry{RunID: id, Config: c.Config()})
+	if errors.Is(err, engine.ErrNotFound) {
+		return temporal.Entry{}, false, nil
+	}
+	if err != nil {
+		return temporal.Entry{}, false, &exitError{code: exitFailed, err: err}
+	}
+	ix, err := a.temporalIndex()
+	if err != nil {
+		return temporal.Entry{}, false, err
+	}
+	return e, true, ix.Put(e)
+}
+
+// findTemporal returns the entry of a run on Temporal: from the project's
+// index, else adopted from the Temporal the backend settings name.
+func (a *app) findTemporal(cmd *cobra.Command, bf *backendFlags, id string) (temporal.Entry, bool, error) {
+	if e, ok, err := a.temporalEntry(id); ok || err != nil {
+		return e, ok, err
+	}
+	return a.adoptTemporal(cmd, bf, id)
+}

@@ -216,7 +216,7 @@ return out.length
 
 // TestTemporalClientKilled SIGKILLs the `run` process mid-run: the run
 // goes on in Temporal, show and list see it progress, and resume --attach
-// follows it to its end.
+// follows it to its end, from another machine's state too.
 func TestTemporalClientKilled(t *testing.T) {
 	e := newTemporalEnv(t)
 	e.startWorker()
@@ -238,7 +238,15 @@ func TestTemporalClientKilled(t *testing.T) {
 	if s := e.listed(id); s.Status != "running" {
 		t.Errorf("list shows %+v", s)
 	}
-	r := e.dw(append([]string{"resume", id, "--attach", "--json"}, e.flags()...)...)
+	// Another machine, with the project's backend file and a state of its
+	// own, picks the run up by its id.
+	e.write(".dynworkflow/backend.json", fmt.Sprintf(`{"backend": "temporal", "temporal": {"address": %q, "namespace": %q, "taskQueue": %q}}`,
+		e.address, e.namespace, e.queue))
+	other := &env{t: t, dir: e.dir, state: t.TempDir()}
+	if d := other.show(id); d.Summary.Status != "running" || len(d.Calls) < n {
+		t.Fatalf("show on another machine: %+v", d.Summary)
+	}
+	r := other.dw("resume", id, "--attach", "--json")
 	expectCode(t, r, 0)
 	if o := parseOutcome(t, r); o.Status != "completed" || string(o.Result) != "40" || o.Stats.Live != 40 || o.Epoch != 0 {
 		t.Fatalf("resume --attach: %s", r)

@@ -198,9 +198,31 @@ func (c *Client) Pause(ctx context.Context, runID, reason string) error {
 	return c.controlError(runID, err)
 }
 
-// Stop cancels the run's execution for good.
+// Stop makes the run non-resumable: a running execution is cancelled, and
+// a run that had ended (paused, say) gets a last execution that ends at
+// once as stopped.
 func (c *Client) Stop(ctx context.Context, runID string) error {
-	return c.controlError(runID, c.sdk.CancelWorkflow(ctx, runID, ""))
+	desc, err := c.describe(ctx, runID)
+	if err != nil {
+		return notFound(runID, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return c.controlError(runID, c.sdk.CancelWorkflow(ctx, runID, ""))
+	}
+	last, err := c.readExecution(ctx, runID, info.GetExecution().GetRunId())
+	if err != nil {
+		return err
+	}
+	ended := last.final()
+	if ended.Status == engine.StatusStopped {
+		return nil
+	}
+	in := last.input
+	in.Epoch++
+	in.Previous = append(append([]string(nil), in.Previous...), last.runID)
+	in.Rule, in.Prior, in.Ended = ruleStop, nil, &ended
+	return c.execute(ctx, in)
 }
 
 // controlError names the run in an error of a call that controls it.

@@ -50,6 +50,16 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 		x.stop()
 	})
 
+	if in.Rule == ruleStop {
+		if e := in.Ended; e != nil {
+			x.state.Name, x.state.Phase = e.Name, e.Phase
+			x.replayed, x.live, x.failed = e.Stats.Replayed, e.Stats.Live, e.Stats.Failed
+			x.usage = executors.Usage{InputTokens: e.Stats.InputTokens, CachedInputTokens: e.Stats.CachedInputTokens,
+				OutputTokens: e.Stats.OutputTokens, CostUSD: e.Stats.CostUSD}
+		}
+		x.stop()
+		return x.finish(nil, nil)
+	}
 	script, err := in.Script.Load(w.hosts)
 	if err != nil {
 		return x.finish(nil, err)
@@ -65,6 +75,8 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 type execution struct {
 	in    RunInput
 	hosts *lang.Registry
+	// wf is the workflow's own context, which Temporal cancels on a stop.
+	wf workflow.Context
 	// host is the workflow context the script and its calls run under. It
 	// is disconnected from the workflow's own, so that a stop reaches them
 	// only through goctx, at one deterministic point.
@@ -101,7 +113,7 @@ func newExecution(ctx workflow.Context, hosts *lang.Registry, in RunInput) *exec
 	calls, cancelCalls := workflow.WithCancel(host)
 	goctx, cancel := context.WithCancelCause(withWorkflow(context.Background(), host))
 	x := &execution{
-		in: in, hosts: hosts, host: host, calls: calls, cancelCalls: cancelCalls, goctx: goctx, cancel: cancel,
+		in: in, hosts: hosts, wf: ctx, host: host, calls: calls, cancelCalls: cancelCalls, goctx: goctx, cancel: cancel,
 		prior: map[string]*PriorCall{}, seen: map[string]bool{}, children: map[string]PriorChild{},
 		waiting: map[string]*waitingCheckpoint{},
 	}
@@ -216,6 +228,12 @@ func (x *execution) finish(result json.RawMessage, err error) (*State, error) {
 	final.EndedAt = x.now().UTC()
 	switch final.Status {
 	case engine.StatusStopped:
+		if x.wf.Err() == nil {
+			// Stopped without Temporal's cancellation: a run marked stopped
+			// after it had ended (see RunInput.Rule). Temporal would take a
+			// cancelled error then for a failure.
+			return &final, nil
+		}
 		return nil, temporal.NewCanceledError(final)
 	case engine.StatusFailed:
 		return nil, temporal.NewApplicationErrorWithOptions(final.Error, scriptFailed,

@@ -151,3 +151,39 @@ return { channel, late }
 	}
 	replay(t, c, in.RunID)
 }
+
+// TestStopPaused stops a run that is paused: it keeps its figures and can
+// no longer be resumed, as a local run stopped on disk.
+func TestStopPaused(t *testing.T) {
+	c := newClient(t)
+	startWorker(t, c, "w1", simulated())
+	opts := engine.DefaultOptions()
+	opts.Concurrency = 2
+	in := startFile(t, c, writeScript(t, "fan.workflow.js", fanOut(12)), "", opts, false)
+	waitFor(t, c, in.RunID, "a finished call", func(st State) bool { return st.Stats.Live >= 2 })
+	if err := c.Pause(context.Background(), in.RunID, "first"); err != nil {
+		t.Fatal(err)
+	}
+	paused := wait(t, c, in.RunID)
+	if err := c.Stop(context.Background(), in.RunID); err != nil {
+		t.Fatal(err)
+	}
+	st := wait(t, c, in.RunID)
+	if st.Status != engine.StatusStopped || st.Stats.Live != paused.Stats.Live || st.Stats.InputTokens != paused.Stats.InputTokens {
+		t.Fatalf("stopped %+v after paused %+v", st, paused)
+	}
+	if _, err := c.Resume(context.Background(), in.RunID, ResumeRequest{}); !errors.Is(err, engine.ErrNotResumable) {
+		t.Errorf("resume of a stopped run: %v", err)
+	}
+	if err := c.Stop(context.Background(), in.RunID); err != nil {
+		t.Errorf("a second stop: %v", err)
+	}
+	d, err := c.Detail(context.Background(), in.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(d.Executions); n != 2 || d.Executions[1].Rule != "stop" || d.Summary.Status != "stopped" || len(d.Calls) == 0 {
+		t.Errorf("detail: %+v calls %d", d.Executions, len(d.Calls))
+	}
+	replay(t, c, in.RunID)
+}

@@ -23,6 +23,7 @@ const (
 	DefaultNamespace    = "default"
 	DefaultHeartbeat    = 30 * time.Second
 	defaultAgentTimeout = 24 * time.Hour
+	ruleStop            = "stop"
 )
 
 // RunInput starts one execution of a run.
@@ -30,7 +31,9 @@ type RunInput struct {
 	RunID string `json:"runId"`
 	// Epoch is 0 for the first execution and grows by one per resume.
 	Epoch int `json:"epoch"`
-	// Rule is how this execution replays: fresh, crash or edit.
+	// Rule is how this execution replays: fresh, crash or edit; or
+	// "stop", an execution that runs nothing and ends stopped, which marks
+	// a run that had ended as one that cannot be resumed.
 	Rule    string          `json:"rule"`
 	Script  Bundle          `json:"script"`
 	Args    json.RawMessage `json:"args,omitempty"`
@@ -46,6 +49,9 @@ type RunInput struct {
 	Heartbeat time.Duration `json:"heartbeat"`
 	// Prior holds what earlier executions finished, for replay.
 	Prior *Prior `json:"prior,omitempty"`
+	// Ended is, for a stop execution, the state of the execution it
+	// follows, whose figures the run keeps.
+	Ended *State `json:"ended,omitempty"`
 
 	// What show needs to tell the whole run from its latest execution.
 	Name        string    `json:"name"`
