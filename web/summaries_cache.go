@@ -30,7 +30,7 @@ type summariesCache struct {
 	elsewhere RunSource // nil when every run is the runtime's
 	log       *slog.Logger
 	minAge    time.Duration
-	maxAge time.Duration
+	maxAge    time.Duration
 
 	mu      sync.Mutex
 	fresh   chan struct{} // closed when a listing newer than the last invalidate is in

@@ -165,7 +165,9 @@ func (h quietCancels) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return quietCancels{h.Handler.WithAttrs(attrs)}
 }
 
-func (h quietCancels) WithGroup(name string) slog.Handler { return quietCancels{h.Handler.WithGroup(name)} }
+func (h quietCancels) WithGroup(name string) slog.Handler {
+	return quietCancels{h.Handler.WithGroup(name)}
+}
 
 // dialTemporal connects to the Temporal of cfg, giving up after a while
 // rather than hanging on an address nobody answers.
