@@ -23,22 +23,35 @@ type agentCall struct {
 	phase    string
 	schema   *compiledSchema
 	done     lang.Done
+	// ctx is what the call runs under (see Run.callContext); release lets
+	// go of it once the call is settled.
+	ctx     context.Context
+	release context.CancelFunc
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
 // thread), answers it from the journal when it already finished, and
 // otherwise runs it live in the background.
-func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	for _, key := range opts.Ignored {
+		if _, seen := r.ignoredOptions.LoadOrStore(key, true); !seen {
+			r.logLine(sc, "warn", lang.IgnoredOption(key))
+		}
+	}
 	path := sc.callPath("agent")
+	if ctx.Err() != nil {
+		done(nil, context.Cause(ctx))
+		return
+	}
 	if n := r.agents.Add(1); n > int64(r.opts.MaxAgents) {
 		r.limitHit("agents", fmt.Sprintf("agent call %d is over the cap of %d agents per run", n, r.opts.MaxAgents))
-		done(nil, newError("AGENT_LIMIT", ErrAgentLimit,
+		done(nil, newError(CodeAgentLimit, ErrAgentLimit,
 			fmt.Sprintf("agent(): the run reached its cap of %d agents (nested workflows included); raise --max-agents to allow more", r.opts.MaxAgents)))
 		return
 	}
 	schema, err := r.rt.schemas.get(opts.Schema)
 	if err != nil {
-		done(nil, newError("BAD_SCHEMA", ErrSchemaInvalid, err.Error()))
+		done(nil, newError(CodeScriptInvalid, ErrSchemaInvalid, err.Error()))
 		return
 	}
 	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
@@ -59,12 +72,16 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
 		r.replayed.Add(1)
 		r.spent.Add(p.usage.Total())
-		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase})
+		r.settled.note(c, p.result, executors.Usage{}, nil)
+		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase, Executor: c.executor}.
+			withPrompt(prompt).withResult(p.result))
 		done(p.result, nil)
 		return
 	}
+	c.ctx, c.release = r.callContext(ctx)
 	r.calls.Add(1)
 	if !r.sched.submit(c) {
+		c.release()
 		r.calls.Done()
 		done(nil, context.Cause(r.ctx))
 	}
@@ -75,7 +92,7 @@ func (r *Run) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOpti
 // worker does not wait for that, it moves on to the next call.
 func (c *agentCall) runLive() {
 	r := c.run
-	ctx := r.ctx
+	ctx := c.ctx
 	if err := ctx.Err(); err != nil {
 		c.settle(nil, context.Cause(ctx))
 		return
@@ -88,7 +105,8 @@ func (c *agentCall) runLive() {
 	r.append(&record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
 		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.opts.Model, Schema: c.opts.Schema,
 	}})
-	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor})
+	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor}.
+		withPrompt(c.prompt))
 
 	started := time.Now()
 	out := c.attempt(ctx)
@@ -115,13 +133,16 @@ func (c *agentCall) runLive() {
 			return
 		}
 		r.live.Add(1)
-		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Usage: &out.usage})
+		r.settled.note(c, out.value, out.usage, nil)
+		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
+			Usage: &out.usage}.withResult(out.value))
 		c.settle(out.value, nil)
 	})
 }
 
 // settle hands the call's answer to the script and counts the call done.
 func (c *agentCall) settle(answer json.RawMessage, err error) {
+	c.release()
 	c.done(answer, err)
 	c.run.calls.Done()
 }
@@ -134,7 +155,7 @@ func (c *agentCall) checkBudget() error {
 	}
 	if spent := r.spent.Load(); spent >= budget {
 		r.limitHit("budget", fmt.Sprintf("%d of %d tokens spent", spent, budget))
-		return newError("BUDGET_EXHAUSTED", ErrBudgetExhausted,
+		return newError(CodeBudget, ErrBudgetExhausted,
 			fmt.Sprintf("agent(): the token budget is spent (%d of %d tokens); resume with a larger --token-budget to go on", spent, budget))
 	}
 	return nil
@@ -148,7 +169,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	class := executors.ClassOf(out.err)
 	if class == executors.RateLimited {
 		r.pauseFor("rate limited: " + out.err.Error())
-		c.settle(nil, newError("RATE_LIMITED", ErrRateLimited, out.err.Error()))
+		c.settle(nil, newError(CodeUsageLimit, ErrRateLimited, out.err.Error()))
 		return
 	}
 	info := &errorInfo{Class: class.String(), Message: out.err.Error()}
@@ -159,9 +180,19 @@ func (c *agentCall) fail(out attemptResult, started time.Time) {
 	r.append(&record{Type: recFailed, Path: c.path, Kind: "agent", Fingerprint: c.fp, Usage: &out.usage, Error: info,
 		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
 	r.failed.Add(1)
+	r.settled.note(c, nil, out.usage, out.err)
 	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message})
 	if errors.Is(out.err, ErrSchemaInvalid) {
 		c.settle(nil, out.err)
+		return
+	}
+	if c.opts.Required {
+		code := CodeAgentFailed
+		if errors.Is(out.err, context.DeadlineExceeded) {
+			code = CodeAgentTimeout
+		}
+		c.settle(nil, newError(code, ErrRequiredFailed,
+			fmt.Sprintf("agent(): a required call ended without an answer: %v", out.err)))
 		return
 	}
 	c.settle(json.RawMessage("null"), nil)
@@ -255,7 +286,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 		}
 		repairs++
 		if repairs >= r.opts.SchemaAttempts {
-			out.err = newError("SCHEMA_INVALID", ErrSchemaInvalid,
+			out.err = newError(CodeSchema, ErrSchemaInvalid,
 				fmt.Sprintf("agent(): the answer did not satisfy the schema after %d attempts: %v", repairs, verr))
 			return out
 		}

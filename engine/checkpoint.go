@@ -21,25 +21,32 @@ type Responder interface {
 
 // startCheckpoint answers a checkpoint from the journal, from a responder,
 // or by its headless policy, and journals the answer so a resume replays it.
-func (r *Run) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, done lang.Done) {
+func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang.CheckpointRequest, done lang.Done) {
 	path := sc.callPath("checkpoint")
+	if ctx.Err() != nil {
+		done(nil, context.Cause(ctx))
+		return
+	}
 	fp := CheckpointFingerprint(req)
 	if p, ok := r.replay.lookup(sc, path, fp, f.mode); ok {
 		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
 		done(p.result, nil)
 		return
 	}
+	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
 	go func() {
 		defer r.calls.Done()
-		answer, source, err := r.answerCheckpoint(path, req)
+		defer release()
+		answer, source, err := r.answerCheckpoint(ctx, path, req)
 		if err != nil {
 			done(nil, err)
 			return
 		}
 		rec := &record{Type: recFinished, Path: path, Kind: "checkpoint", Fingerprint: fp, Result: answer,
 			Call: &callInfo{Prompt: req.Prompt, Phase: sc.currentPhase()}, Answer: &answerInfo{Source: source}}
-		if err := r.appendSync(rec); err != nil {
+		// Journaled whatever becomes of ctx: a human gave this answer.
+		if err := r.appendSync(context.Background(), rec); err != nil {
 			r.fail(fmt.Errorf("journal checkpoint %s: %w", path, err))
 			done(nil, err)
 			return
@@ -49,14 +56,14 @@ func (r *Run) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, d
 	}()
 }
 
-func (r *Run) answerCheckpoint(path string, req lang.CheckpointRequest) (json.RawMessage, string, error) {
+func (r *Run) answerCheckpoint(parent context.Context, path string, req lang.CheckpointRequest) (json.RawMessage, string, error) {
 	if resp := r.rt.cfg.Responder; resp != nil {
-		ctx, cancel := r.ctx, context.CancelFunc(func() {})
+		ctx, cancel := parent, context.CancelFunc(func() {})
 		if req.TimeoutMs > 0 {
-			ctx, cancel = context.WithTimeoutCause(r.ctx, time.Duration(req.TimeoutMs)*time.Millisecond, errCheckpointTimeout)
+			ctx, cancel = context.WithTimeoutCause(parent, time.Duration(req.TimeoutMs)*time.Millisecond, errCheckpointTimeout)
 		}
 		answer, err := resp.Ask(ctx, r.id, path, req)
-		timedOut := errors.Is(context.Cause(ctx), errCheckpointTimeout) && r.ctx.Err() == nil
+		timedOut := errors.Is(context.Cause(ctx), errCheckpointTimeout) && parent.Err() == nil
 		cancel()
 		switch {
 		case timedOut:
@@ -83,6 +90,13 @@ func (r *Run) headlessAnswer(req lang.CheckpointRequest, source, why string) (js
 	if req.Headless == "default" {
 		return req.Default, source, nil
 	}
-	return nil, "", newError("CHECKPOINT_ABORT", ErrCheckpointAbort,
+	if req.Default != nil {
+		// As in the Node runtime, headless: 'abort' wins over a default:
+		// the default is for a human who gets the question, not a reason
+		// to go on without one.
+		return nil, "", newError(CodeAborted, ErrCheckpointAbort,
+			fmt.Sprintf("checkpoint(%q) needs an answer, %s, and it declares headless: 'abort', so the run stops here; answer it under `dynworkflow serve`, or declare headless: 'default' to go on with its default", req.Prompt, why))
+	}
+	return nil, "", newError(CodeAborted, ErrCheckpointAbort,
 		fmt.Sprintf("checkpoint(%q) needs an answer, %s, and it declares no default; give it a default, or run it under `dynworkflow serve` to answer it", req.Prompt, why))
 }

@@ -15,7 +15,25 @@ var (
 	ErrNotFound        = errors.New("no such run")
 	ErrNotResumable    = errors.New("run cannot be resumed")
 	ErrNotRunning      = errors.New("run is not running in this process")
+	ErrRunning         = errors.New("run is running")
 	ErrRateLimited     = errors.New("rate limited")
+	ErrRequiredFailed  = errors.New("a required agent call failed")
+)
+
+// The codes scripts see as error.code, and runs record with their error:
+// the Node runtime's (its WorkflowErrorCode), so that scripts written for
+// it branch the same way here.
+const (
+	CodeAgentLimit    = "AGENT_LIMIT_EXCEEDED"
+	CodeBudget        = "TOKEN_BUDGET_EXHAUSTED"
+	CodeSchema        = "SCHEMA_NONCOMPLIANCE"
+	CodeUsageLimit    = "PROVIDER_USAGE_LIMIT"
+	CodeAborted       = "WORKFLOW_ABORTED"
+	CodeScriptInvalid = "SCRIPT_VALIDATION_ERROR"
+	CodeAgentFailed   = "AGENT_EXECUTION_ERROR"
+	CodeAgentTimeout  = "AGENT_TIMEOUT"
+	// CodeItemLimit is ours: the Node runtime has no cap on items.
+	CodeItemLimit = "ITEM_LIMIT_EXCEEDED"
 )
 
 // Error is an engine error a script can see, with a stable code.

@@ -57,10 +57,15 @@ type CallDetail struct {
 	History   []executors.HistoryItem `json:"history,omitempty"`
 	StartedAt time.Time               `json:"startedAt,omitzero"`
 	EndedAt   time.Time               `json:"endedAt,omitzero"`
+	// Seq is the journal sequence of the record that began the call (its
+	// start, or its answer when it has none): the order calls and log
+	// lines happened in, finer than their millisecond times.
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // LogLine is one log() line or phase change.
 type LogLine struct {
+	Seq     int64     `json:"seq,omitempty"` // journal sequence
 	Time    time.Time `json:"time"`
 	Scope   string    `json:"scope,omitempty"`
 	Level   string    `json:"level"`
@@ -85,8 +90,22 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	}
 	paths := rt.store.RunPaths(id)
 	if _, err := os.Stat(paths.Journal); err != nil {
+		if run, nerr := rt.store.ReadNodeRun(id); nerr == nil {
+			return rt.inspectNodeRun(run), nil
+		}
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
+	d, lastSeq, err := foldJournal(paths.Journal)
+	if err != nil {
+		return nil, err
+	}
+	d.Summary, err = rt.summaryOf(id, d, lastSeq)
+	return d, err
+}
+
+// foldJournal folds a journal into a run's detail, all but its summary,
+// and returns the sequence of its last record.
+func foldJournal(path string) (*Detail, int64, error) {
 	d := &Detail{}
 	byPath := map[string]int{}
 	call := func(path string) *CallDetail {
@@ -101,11 +120,11 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	children := map[string]int{}
 	line := 0
 	var lastSeq int64
-	err := journal.ScanReadOnly(paths.Journal, func(b []byte) error {
+	err := journal.ScanReadOnly(path, func(b []byte) error {
 		line++
 		var r record
 		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: line %d: %w", paths.Journal, line, err)
+			return fmt.Errorf("%s: line %d: %w", path, line, err)
 		}
 		lastSeq = max(lastSeq, r.Seq)
 		at := time.UnixMilli(r.Time).UTC()
@@ -134,14 +153,14 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 			}
 		case recStarted:
 			c := call(r.Path)
-			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at}
+			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at, Seq: r.Seq}
 			if r.Call != nil {
 				c.Label, c.Phase, c.Prompt, c.Executor, c.Model = r.Call.Label, r.Call.Phase, r.Call.Prompt, r.Call.Executor, r.Call.Model
 			}
 		case recFinished, recFailed:
 			c := call(r.Path)
 			if c.Kind == "" {
-				c.Kind, c.Epoch = r.Kind, r.Epoch
+				c.Kind, c.Epoch, c.Seq = r.Kind, r.Epoch, r.Seq
 			}
 			if r.Call != nil && c.Prompt == "" {
 				c.Prompt, c.Phase = r.Call.Prompt, r.Call.Phase
@@ -161,9 +180,9 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 				}
 			}
 		case recLog:
-			d.Logs = append(d.Logs, LogLine{Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
+			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
 		case recPhase:
-			d.Logs = append(d.Logs, LogLine{Time: at, Scope: r.Path, Level: "phase", Message: r.Message})
+			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: "phase", Message: r.Message})
 		case recEnd:
 			if n := len(d.Executions); n > 0 {
 				d.Executions[n-1].End = r.End
@@ -173,11 +192,10 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sort.SliceStable(d.Calls, func(i, j int) bool { return lessPath(d.Calls[i].Path, d.Calls[j].Path) })
-	d.Summary, err = rt.summaryOf(id, d, lastSeq)
-	return d, err
+	return d, lastSeq, nil
 }
 
 // summaryOf returns the live summary, else the snapshot's when it is up to

@@ -78,6 +78,11 @@ type Run struct {
 	err         error
 	files       []string // every file this execution pulled in
 	done        chan struct{}
+
+	// ignoredOptions holds the agent() option keys already warned about.
+	ignoredOptions sync.Map
+	// settled lists the calls of this execution for the Node runtime.
+	settled nodeAgents
 }
 
 // Files lists every file the execution depends on: the script, what it
@@ -182,13 +187,18 @@ type Progress struct {
 	Stats    store.Stats
 	Started  time.Time
 	Replayed int
+	// Calls is the agent() calls this execution has made so far, those
+	// waiting for a concurrency slot included (up to the agent cap): the
+	// total a progress bar can show before the script is done.
+	Calls int
 }
 
 // Progress reads the counters; it costs the same for 10 agents or 10,000.
 func (r *Run) Progress() Progress {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt}
+	calls := min(r.agents.Load(), int64(r.opts.MaxAgents))
+	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls)}
 }
 
 func (r *Run) statsLocked() store.Stats {
@@ -218,6 +228,10 @@ func (r *Run) summary() store.Summary {
 	}
 	if r.err != nil {
 		s.Error = r.err.Error()
+		var ee *Error
+		if errors.As(r.err, &ee) {
+			s.ErrorCode = ee.Code
+		}
 	}
 	if !r.endedAt.IsZero() {
 		t := r.endedAt.UTC()
@@ -260,6 +274,19 @@ func (r *Run) execute() {
 	r.finish(status, reason, result, err)
 }
 
+// callContext is what a call the script starts runs under: the run's
+// context, also cancelled when the host's own context for the call is (a
+// host may abandon a call before the run ends). Both hosts pass the run's
+// own context, which costs nothing extra.
+func (r *Run) callContext(host context.Context) (context.Context, context.CancelFunc) {
+	if host == r.ctx || host.Done() == nil {
+		return r.ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	stop := context.AfterFunc(host, func() { cancel(context.Cause(host)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
 // errExecutionEnded cancels what the script left behind when it returned.
 var errExecutionEnded = errors.New("execution ended")
 
@@ -286,7 +313,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	if err != nil {
 		end.Error = err.Error()
 	}
-	if werr := r.appendSync(&record{Type: recEnd, End: end}); werr != nil {
+	if werr := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
 		status, result, reason = StatusFailed, nil, ""
 		if errors.Is(werr, store.ErrLeaseLost) {
@@ -299,7 +326,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
 	r.endedAt = time.Now()
 	r.mu.Unlock()
-	if werr := r.writeSnapshot(); werr != nil {
+	if werr := r.saveSnapshot(true); werr != nil {
 		r.rt.log.Error("write snapshot", "run", r.id, "err", werr)
 	}
 	if cerr := r.journal.Close(); cerr != nil {
@@ -331,11 +358,11 @@ func (r *Run) append(rec *record) {
 	r.rt.buffers.Put(buf)
 }
 
-// appendSync writes a record and waits until it is on disk. Records that
-// are waited for together share one fsync.
-func (r *Run) appendSync(rec *record) error {
+// appendSync writes a record and waits until it is on disk, or until ctx
+// is done. Records that are waited for together share one fsync.
+func (r *Run) appendSync(ctx context.Context, rec *record) error {
 	buf := r.encode(rec)
-	err := r.journal.AppendSync(context.Background(), *buf)
+	err := r.journal.AppendSync(ctx, *buf)
 	r.rt.buffers.Put(buf)
 	return err
 }
@@ -397,7 +424,11 @@ func (r *Run) startSnapshots() (stop func()) {
 	return func() { close(quit); wg.Wait() }
 }
 
-func (r *Run) writeSnapshot() error {
+func (r *Run) writeSnapshot() error { return r.saveSnapshot(false) }
+
+// saveSnapshot writes the run's snapshot; a settled run's also lists its
+// calls for the Node runtime (see nodeAgents).
+func (r *Run) saveSnapshot(settled bool) error {
 	if err := r.lease.Check(); err != nil {
 		return err
 	}
@@ -405,6 +436,11 @@ func (r *Run) writeSnapshot() error {
 	r.mu.Lock()
 	snap.Result = r.result
 	r.mu.Unlock()
+	snap.Phases = r.header.Phases
+	if settled {
+		snap.Agents = r.settled.list()
+		snap.Phases = nodePhases(r.header.Phases, snap.Agents)
+	}
 	return r.rt.store.WriteSnapshot(r.id, snap)
 }
 

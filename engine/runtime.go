@@ -104,6 +104,9 @@ type StartRequest struct {
 // Start creates a run, makes it durable, and starts executing it. The
 // returned Run is already running; Wait for its outcome.
 func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if req.Script == nil {
 		return nil, errors.New("start: no script")
 	}
@@ -136,13 +139,15 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		Args: args, Options: req.Options, Cwd: rt.cfg.Cwd,
 	}
 	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, jw, lease, now, now)
-	if err := r.appendSync(&record{Type: recRun, Run: &header}); err != nil {
-		rt.abandon(r)
-		return nil, fmt.Errorf("start run: %w", err)
+	if err := r.appendSync(ctx, &record{Type: recRun, Run: &header}); err != nil {
+		err = fmt.Errorf("start run: %w", err)
+		rt.abandon(r, err)
+		return nil, err
 	}
 	if err := r.writeSnapshot(); err != nil {
-		rt.abandon(r)
-		return nil, fmt.Errorf("start run: %w", err)
+		err = fmt.Errorf("start run: %w", err)
+		rt.abandon(r, err)
+		return nil, err
 	}
 	rt.bus.Publish(id, EventRunStarted, StartedPayload{Name: meta.Name, Script: req.Script.Path()})
 	go r.execute()
@@ -167,12 +172,17 @@ func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script
 	return r
 }
 
-// abandon undoes a run that could not start.
-func (rt *Runtime) abandon(r *Run) {
+// abandon undoes a run that could not start. It ends the run like any
+// other, for whoever already waits on it (Close, say).
+func (rt *Runtime) abandon(r *Run, why error) {
 	r.cancel(ErrStopped)
 	_ = r.journal.Close()
 	r.lease.Release()
 	rt.forget(r)
+	r.mu.Lock()
+	r.status, r.err, r.endedAt = StatusFailed, why, time.Now()
+	r.mu.Unlock()
+	close(r.done)
 }
 
 func (rt *Runtime) forget(r *Run) {
@@ -221,13 +231,13 @@ func (rt *Runtime) Resume(ctx context.Context, id string, req ResumeRequest) (*R
 	}
 	paths := rt.store.RunPaths(id)
 	if _, err := os.Stat(paths.Journal); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return nil, rt.missing(id, "resume")
 	}
 	lease, err := rt.store.AcquireLease(id, rt.owner)
 	if err != nil {
 		return nil, err
 	}
-	r, err := rt.resumeLeased(id, paths, lease, req)
+	r, err := rt.resumeLeased(ctx, id, paths, lease, req)
 	if err != nil {
 		lease.Release()
 		return nil, err
@@ -235,7 +245,7 @@ func (rt *Runtime) Resume(ctx context.Context, id string, req ResumeRequest) (*R
 	return r, nil
 }
 
-func (rt *Runtime) resumeLeased(id string, paths store.Paths, lease *store.Lease, req ResumeRequest) (*Run, error) {
+func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Paths, lease *store.Lease, req ResumeRequest) (*Run, error) {
 	h, err := loadHistory(paths.Journal)
 	if err != nil {
 		return nil, err
@@ -287,12 +297,12 @@ func (rt *Runtime) resumeLeased(id string, paths store.Paths, lease *store.Lease
 	if script.Hash() != h.scriptHash {
 		resume.ScriptPath, resume.ScriptText = script.Path(), string(script.Text())
 	}
-	if err := r.appendSync(&record{Type: recResume, Resume: resume}); err != nil {
-		rt.abandon(r)
+	if err := r.appendSync(ctx, &record{Type: recResume, Resume: resume}); err != nil {
+		rt.abandon(r, err)
 		return nil, err
 	}
 	if err := r.writeSnapshot(); err != nil {
-		rt.abandon(r)
+		rt.abandon(r, err)
 		return nil, err
 	}
 	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: mode.String(), Epoch: r.epoch,
@@ -321,7 +331,7 @@ func (rt *Runtime) Stop(id string) error {
 	}
 	paths := rt.store.RunPaths(id)
 	if _, err := os.Stat(paths.Journal); err != nil {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+		return rt.missing(id, "stop")
 	}
 	lease, err := rt.store.AcquireLease(id, rt.owner)
 	if err != nil {
@@ -344,7 +354,7 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 	r := &Run{rt: rt, id: id, journal: jw, lease: lease, epoch: h.epoch, header: h.header}
 	r.seq.Store(h.lastSeq)
 	end := &endInfo{Status: string(status), PauseReason: reason}
-	if err := r.appendSync(&record{Type: recEnd, End: end}); err != nil {
+	if err := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); err != nil {
 		_ = jw.Close()
 		return err
 	}
@@ -375,7 +385,7 @@ func (rt *Runtime) notLive(id string) error {
 		return err
 	}
 	if _, err := os.Stat(rt.store.RunPaths(id).Journal); err != nil {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+		return rt.missing(id, "pause")
 	}
 	if info, held, _ := rt.store.LeaseHolder(id); held {
 		return fmt.Errorf("%w: %s is run by process %d", ErrNotRunning, id, info.PID)
@@ -386,9 +396,21 @@ func (rt *Runtime) notLive(id string) error {
 // Delete removes a run that nobody executes.
 func (rt *Runtime) Delete(id string) error {
 	if _, ok := rt.Live(id); ok {
-		return fmt.Errorf("%s is running; stop it before deleting it", id)
+		return fmt.Errorf("%w: %s; stop it before deleting it", ErrRunning, id)
+	}
+	if rt.store.IsNodeRun(id) {
+		return &store.ForeignError{RunID: id, Op: "delete"}
 	}
 	return rt.store.DeleteRun(id)
+}
+
+// missing is the error for a run without a journal: another runtime's
+// (which this one only reads), or none at all.
+func (rt *Runtime) missing(id, op string) error {
+	if rt.store.IsNodeRun(id) {
+		return &store.ForeignError{RunID: id, Op: op}
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, id)
 }
 
 // List returns the project's runs, newest first. A run recorded as running
@@ -414,7 +436,7 @@ func (rt *Runtime) List() ([]store.Summary, error) {
 }
 
 func (rt *Runtime) reconcileView(s *store.Summary) {
-	if s.Status != string(StatusRunning) {
+	if s.Status != string(StatusRunning) || s.Foreign != "" {
 		return
 	}
 	if r, ok := rt.Live(s.RunID); ok {
@@ -439,7 +461,7 @@ func (rt *Runtime) Recover() (int, error) {
 	}
 	n := 0
 	for _, s := range sums {
-		if s.Status != string(StatusRunning) {
+		if s.Status != string(StatusRunning) || s.Foreign != "" {
 			continue
 		}
 		if _, ok := rt.Live(s.RunID); ok {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,10 +17,14 @@ import (
 // concurrency, agent cap, budget and journal. Its calls live under the
 // workflow() call's path, and it has its own replay mode: an edited child
 // under an unchanged parent replays by the edit rule, and vice versa.
-func (r *Run) startWorkflow(f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
+func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
 	elem := sc.next("wf")
+	if ctx.Err() != nil {
+		done(nil, context.Cause(ctx))
+		return
+	}
 	if f.depth >= 1 {
-		done(nil, newError("NESTING", ErrNesting,
+		done(nil, newError(CodeScriptInvalid, ErrNesting,
 			fmt.Sprintf("workflow(%q): a workflow started by workflow() cannot start another; move the call to the parent", ref)))
 		return
 	}
@@ -48,10 +53,12 @@ func (r *Run) startWorkflow(f *frame, sc *scope, ref string, args json.RawMessag
 		Frame: framePath, Name: script.Meta().Name, Path: script.Path(), Hash: script.Hash(), Text: string(script.Text()), Args: args,
 	}})
 	r.logLine(sc, "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, mode))
+	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
 	go func() {
 		defer r.calls.Done()
-		done(script.Run(r.ctx, child))
+		defer release()
+		done(script.Run(ctx, child))
 	}()
 }
 

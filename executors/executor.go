@@ -177,8 +177,11 @@ func (s *Set) Get(name string) (Executor, error) {
 	if e, ok := s.byName[name]; ok {
 		return e, nil
 	}
-	return nil, fmt.Errorf("unknown executor %q; known executors: %v", name, s.Names())
+	return nil, fmt.Errorf("%w %q; known executors: %v", ErrUnknownExecutor, name, s.Names())
 }
+
+// ErrUnknownExecutor is the error of Get for a name the set does not hold.
+var ErrUnknownExecutor = errors.New("unknown executor")
 
 // Names lists the registered executors, sorted.
 func (s *Set) Names() []string {

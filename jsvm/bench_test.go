@@ -51,6 +51,7 @@ func (e nopEnv) BranchFailed(lang.Scope, error)          {}
 func (e nopEnv) Phase(lang.Scope, string)                {}
 func (e nopEnv) Log(lang.Scope, string, string)          {}
 func (e nopEnv) Budget() lang.Budget                     { return &langtest.Budget{} }
+func (e nopEnv) Cwd() string                             { return "/project" }
 
 // BenchmarkAgentCall measures the host's overhead per agent() call: one op
 // is a run of 1,000 calls in one parallel(), including the fresh VM.

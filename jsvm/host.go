@@ -19,7 +19,7 @@ var _ lang.Host = (*Host)(nil)
 
 // New returns a JavaScript host.
 func New() *Host {
-	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource, true)}
+	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+intlSource, true)}
 }
 
 // Language returns "javascript".

@@ -103,6 +103,9 @@ type Env interface {
 	Root() Scope
 	// Scheduler is how the host waits for answers and runs branches.
 	Scheduler() Scheduler
+	// Cwd is the run's working directory (the project's), which scripts
+	// read as the global cwd, as in the Node runtime.
+	Cwd() string
 
 	// Agent starts one agent call. Its answer is a JSON string for text,
 	// the validated object for a schema, or null on a terminal failure. An

@@ -171,9 +171,6 @@ func (s *Server) stopRun(c echo.Context) error {
 
 func (s *Server) deleteRun(c echo.Context) error {
 	return s.action(c, "delete", func(id string) error {
-		if _, live := s.rt.Live(id); live {
-			return newAPIError(http.StatusConflict, codeConflict, "%s is running; stop it before deleting it", id)
-		}
 		if err := s.rt.Delete(id); err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
@@ -20,6 +22,10 @@ import (
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// logs carries the runtime's log to stderr, or above a live view.
+	logs *logSink
+	// stdinScript is the script `run -` read from standard input.
+	stdinScript []byte
 
 	cwd      string
 	stateDir string
@@ -28,15 +34,22 @@ type app struct {
 	commandExecutors []string
 }
 
-// projectDir is --cwd made absolute, or the working directory.
+// projectDir is --cwd made absolute, or the working directory. Both are
+// physical paths, as the Node runtime's process.cwd() and path.resolve give
+// them (getcwd(2), not $PWD), so that both runtimes hash the same path to
+// the same project.
 func (a *app) projectDir() (string, error) {
+	wd, err := unix.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the working directory: %w", err)
+	}
 	dir := a.cwd
 	if dir == "" {
-		return os.Getwd()
+		return wd, nil
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
+	abs := filepath.Clean(dir)
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(wd, dir)
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return "", usageErrorf("--cwd %s is not a directory", dir)
@@ -49,6 +62,23 @@ func (a *app) stateRoot() (string, error) {
 		return filepath.Abs(a.stateDir)
 	}
 	return store.DefaultRoot()
+}
+
+// openStore opens the project's state.
+func (a *app) openStore() (*store.Store, error) {
+	cwd, err := a.projectDir()
+	if err != nil {
+		return nil, err
+	}
+	root, err := a.stateRoot()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(root, cwd)
+	if err != nil {
+		return nil, fmt.Errorf("open the state in %s: %w", root, err)
+	}
+	return st, nil
 }
 
 // hosts is every script language this build knows.
@@ -64,23 +94,24 @@ func (a *app) runtime(sim simulate.Config) (*engine.Runtime, error) {
 // runtimeWith is runtime with a last word on the engine's config: serve
 // sets its checkpoint responder and a larger event ring.
 func (a *app) runtimeWith(sim simulate.Config, configure func(*engine.Config)) (*engine.Runtime, error) {
+	st, err := a.openStore()
+	if err != nil {
+		return nil, err
+	}
 	cwd, err := a.projectDir()
 	if err != nil {
 		return nil, err
 	}
-	root, err := a.stateRoot()
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.Open(root, cwd)
-	if err != nil {
-		return nil, fmt.Errorf("open the state in %s: %w", root, err)
+	root := st.Root()
+	if dir := st.LegacyDir(); dir != "" {
+		fmt.Fprintf(a.stderr, "warning: some of this project's runs are still in %s (the project id changed to match the Node runtime's, %s); they move there once no process uses them and no file of the same name is in the way\n",
+			dir, st.ProjectID())
 	}
 	level := slog.LevelWarn
 	if os.Getenv("DYNWORKFLOW_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(sinkHandler{slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: level}), a.logs})
 	// Opening the child registry reaps the agents a killed dynworkflow
 	// left running, before anything new starts.
 	set, err := a.executorSet(cwd, sim, a.openChildren(context.Background(), root, log), log)

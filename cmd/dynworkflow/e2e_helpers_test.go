@@ -216,6 +216,13 @@ func (w *watchBuffer) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// Bytes returns a copy of what was written so far.
+func (w *watchBuffer) Bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
+}
+
 func (w *watchBuffer) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 
@@ -80,14 +81,14 @@ func (o *optionFlags) argsJSON(cmd *cobra.Command) (json.RawMessage, error) {
 	if name, ok := strings.CutPrefix(text, "@"); ok {
 		b, err := os.ReadFile(name)
 		if err != nil {
-			return nil, usageErrorf("--args: %v", err)
+			return nil, usageError(codeBadArgs, fmt.Errorf("--args: %w", err))
 		}
 		text, source = string(b), name
 	}
 	if !json.Valid([]byte(text)) {
 		var v any
 		err := json.Unmarshal([]byte(text), &v)
-		return nil, usageErrorf("%s is not valid JSON (%v); pass a JSON value such as '{\"items\":[1,2]}', or @FILE to read one", source, err)
+		return nil, usageError(codeBadArgs, fmt.Errorf("%s is not valid JSON (%v); pass a JSON value such as '{\"items\":[1,2]}', or @FILE to read one", source, err))
 	}
 	return json.RawMessage(text), nil
 }

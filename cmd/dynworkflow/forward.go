@@ -135,11 +135,13 @@ func (a *app) forwardRun(cmd *cobra.Command, of *optionFlags, cl *web.Client, d 
 	if err != nil {
 		return err
 	}
-	path, name, err := scriptRef(ref)
-	if err != nil {
+	req := web.StartRequest{Args: args, Options: of.apiOptions(cmd)}
+	if ref == "-" {
+		req.Script, req.Filename = string(a.stdinScript), stdinName(a.stdinScript)
+	} else if req.Path, req.Name, err = scriptRef(ref); err != nil {
 		return err
 	}
-	resp, err := cl.Start(cmd.Context(), web.StartRequest{Path: path, Name: name, Args: args, Options: of.apiOptions(cmd)})
+	resp, err := cl.Start(cmd.Context(), req)
 	if err != nil {
 		return apiFailure(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 )
 
@@ -26,6 +27,19 @@ func (a *app) listCommand() *cobra.Command {
 			sums, err := rt.List()
 			if err != nil {
 				return err
+			}
+			// A run blocked on a human is waiting: the live runtime
+			// knows which.
+			if cps, _ := a.pendingCheckpoints(cmd); len(cps) > 0 {
+				waiting := map[string]bool{}
+				for _, cp := range cps {
+					waiting[cp.RunID] = true
+				}
+				for i := range sums {
+					if waiting[sums[i].RunID] && sums[i].Status == string(engine.StatusRunning) {
+						sums[i].Status = statusWaiting
+					}
+				}
 			}
 			remote, err := a.temporalRuns(cmd.Context())
 			if err != nil {
@@ -50,10 +64,13 @@ func (a *app) listCommand() *cobra.Command {
 			fmt.Fprintln(tw, "RUN ID\tSTATUS\tNAME\tAGENTS\tTOKENS\tSTARTED")
 			for _, s := range sums {
 				status := s.Status
-				if s.PauseReason != "" {
-					status += " (" + s.PauseReason + ")"
+				if s.PauseReason != "" && s.PauseReason != s.Status {
+					status += " (" + escapeControls(s.PauseReason, true) + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.RunID, status, s.Name, s.Stats.Agents,
+				if s.Foreign != "" {
+					status += " [" + s.Foreign + " runtime]"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.RunID, status, escapeControls(s.Name, true), s.Stats.Agents,
 					humanCount(s.Stats.InputTokens+s.Stats.OutputTokens), s.StartedAt.Local().Format(time.DateTime))
 			}
 			return tw.Flush()

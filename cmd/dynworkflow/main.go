@@ -7,11 +7,8 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -28,67 +25,26 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// exitError carries an exit code through cobra.
-type exitError struct {
-	code int
-	err  error // nil when the message was already printed
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageErrorf(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
-}
-
 // run executes the command line and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	app := &app{stdin: stdin, stdout: stdout, stderr: stderr, logs: &logSink{out: stderr}}
 	root := app.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(stderr, "dynworkflow:", ee.err)
-		}
-		if ee.code == exitUsage {
-			fmt.Fprintln(stderr, "Run 'dynworkflow --help' for usage.")
-		}
-		return ee.code
-	}
-	fmt.Fprintln(stderr, "dynworkflow:", err)
-	if isUsage(err) {
-		fmt.Fprintln(stderr, "Run 'dynworkflow --help' for usage.")
-		return exitUsage
-	}
-	return exitFailed
-}
-
-// isUsage recognises cobra's own usage errors.
-func isUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument", "flag needs an argument", "bad flag syntax"} {
-		if strings.HasPrefix(msg, p) || strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	app.json = app.json || wantsJSON(args)
+	f := failureOf(err)
+	app.report(f, cmd)
+	return f.exit
 }
 
 func (a *app) rootCommand() *cobra.Command {
+	var showVersion bool
 	root := &cobra.Command{
 		Use:   "dynworkflow",
 		Short: "Run dynamic workflows: scripts that orchestrate many coding agents",
@@ -98,11 +54,19 @@ journaled before the script sees it, so a run that crashed, was paused or was
 edited resumes without paying for finished calls again.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case showVersion:
+				return a.printVersion()
+			case len(args) > 0:
+				return unknownCommand(cmd, args[0])
+			}
+			return cmd.Help()
+		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: err}
-	})
+	root.SetFlagErrorFunc(flagError)
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version and the revision it was built from")
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "project directory (default: the current directory)")
 	root.PersistentFlags().StringVar(&a.stateDir, "state-dir", "", "state root (default: $DYNAMIC_WORKFLOWS_HOME, else ~/.pi/workflows)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print machine-readable JSON")
@@ -118,7 +82,9 @@ edited resumes without paying for finished calls again.`,
 		a.deleteCommand(),
 		a.doctorCommand(),
 		a.serveCommand(),
+		a.checkpointsCommand(),
 		a.respondCommand(),
+		a.versionCommand(),
 		a.workerCommand(),
 	)
 	return root

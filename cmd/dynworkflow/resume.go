@@ -30,21 +30,28 @@ still running there is followed again with --attach (after the process
 that started it was killed, say).`,
 		Args: exactArgs(1, "resume needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if e, ok, err := a.findTemporal(cmd, &bf, args[0]); err != nil {
+			id, e, onTemporal, err := a.resolveRun(cmd, &bf, args[0])
+			if err != nil {
 				return err
-			} else if ok {
+			}
+			if onTemporal {
 				return a.resumeOnTemporal(cmd, &of, &bf, e, scriptPath, fw.attach)
 			}
 			if !fw.local {
 				if cl, d, err := a.liveOwner(cmd.Context()); err != nil {
 					return err
 				} else if cl != nil {
-					return a.forwardResume(cmd, &of, cl, d, args[0], scriptPath, fw.attach)
+					return a.forwardResume(cmd, &of, cl, d, id, scriptPath, fw.attach)
 				}
 			}
 			rt, scriptArgs, err := a.localRuntime(cmd, &of)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("executor") {
+				if err := checkExecutor(rt, "--executor", of.executor); err != nil {
+					return err
+				}
 			}
 			req := engine.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) { of.apply(cmd, o) }}
 			if scriptPath != "" {
@@ -59,11 +66,14 @@ that started it was killed, say).`,
 			if _, err := rt.Recover(); err != nil {
 				return err
 			}
-			r, err := rt.Resume(cmd.Context(), args[0], req)
+			view := newProgressView(a.stderr, a.json, a.logs)
+			view.subscribe(rt.Events())
+			r, err := rt.Resume(cmd.Context(), id, req)
 			if err != nil {
+				view.stop()
 				return err
 			}
-			return a.follow(cmd.Context(), rt, r)
+			return a.follow(cmd.Context(), rt, r, view)
 		},
 	}
 	cmd.Flags().StringVar(&scriptPath, "script", "", "resume with this (edited) script instead of the journaled one")

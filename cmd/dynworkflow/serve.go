@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -94,6 +93,9 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	if err != nil {
 		return err
 	}
+	if err := checkExecutor(rt, "--executor", opts.Executor); err != nil {
+		return err
+	}
 	descPath := rt.Store().RuntimePath()
 	own, err := web.ClaimOwnership(descPath)
 	if err != nil {
@@ -154,6 +156,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
+	a.logServedRuns(ctx, rt)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	a.announce(desc, descPath)
@@ -161,11 +164,8 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		a.watchServed(ctx, rt)
 	}
 	if first.Script != nil {
-		r, err := rt.Start(ctx, first)
-		if err != nil {
+		if _, err := rt.Start(ctx, first); err != nil {
 			fmt.Fprintln(a.stderr, "dynworkflow: start", args[0]+":", err)
-		} else {
-			fmt.Fprintln(a.stderr, "started", r.ID())
 		}
 	}
 
@@ -218,12 +218,4 @@ func newToken() (string, error) {
 		return "", fmt.Errorf("make a token: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
-
-// programVersion is the module version the binary was built from.
-func programVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return bi.Main.Version
-	}
-	return ""
 }

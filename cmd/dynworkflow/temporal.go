@@ -295,8 +295,8 @@ func (a *app) followTemporal(ctx context.Context, c *temporal.Client, ix tempora
 
 	src := &temporalRun{id: e.RunID}
 	src.progress.Status, src.progress.Started = engine.StatusRunning, time.Now()
-	view := newRemoteProgressView(a.stderr, src, !a.json && isTerminal(a.stderr))
-	view.start()
+	view := newProgressView(a.stderr, a.json, a.logs)
+	view.start(src)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	interrupts, stopping := 0, false
@@ -399,11 +399,11 @@ func (r *temporalRun) Progress() engine.Progress {
 	return r.progress
 }
 
-// update takes a newer state, printing the log lines and checkpoints that
-// came since the previous one.
+// update takes a newer state, and shows the log lines, phases and
+// checkpoints that came since the previous one.
 func (r *temporalRun) update(view *progressView, prev, next temporal.State) {
 	r.mu.Lock()
-	r.progress.Status, r.progress.Phase, r.progress.Stats = next.Status, next.Phase, next.Stats
+	r.progress.Status, r.progress.Phase, r.progress.Stats, r.progress.Calls = next.Status, next.Phase, next.Stats, next.Calls
 	if !next.StartedAt.IsZero() {
 		r.progress.Started = next.StartedAt
 	}
@@ -422,23 +422,19 @@ func (r *temporalRun) update(view *progressView, prev, next temporal.State) {
 		}
 	}
 	for _, l := range next.Logs[seen:] {
-		switch l.Level {
-		case "phase":
-			view.print(engine.PhasePayload{Scope: l.Scope, Title: l.Message}.Line())
-		default:
-			view.print(engine.LogPayload{Scope: l.Scope, Level: l.Level, Message: l.Message}.Line())
+		if l.Level == "phase" {
+			view.apply(engine.EventPhase, engine.PhasePayload{Scope: l.Scope, Title: l.Message})
+		} else {
+			view.apply(engine.EventLog, engine.LogPayload{Scope: l.Scope, Level: l.Level, Message: l.Message})
 		}
 	}
 	asked := map[string]bool{}
-	for _, cp := range prev.Checkpoints {
-		if cp.Pending {
-			asked[cp.Path] = true
-		}
+	for _, cp := range pendingOf(prev) {
+		asked[cp.ID] = true
 	}
-	for _, cp := range next.Checkpoints {
-		if cp.Pending && !asked[cp.Path] {
-			id := web.CheckpointID(next.RunID, cp.Path)
-			view.print(fmt.Sprintf("checkpoint %s: %s (answer with: dynworkflow respond %s VALUE)", id, cp.Request.Prompt, id))
+	for _, cp := range pendingOf(next) {
+		if !asked[cp.ID] {
+			view.apply(web.EventCheckpointPending, cp)
 		}
 	}
 }
@@ -497,18 +493,38 @@ func (a *app) temporalRuns(ctx context.Context) ([]store.Summary, error) {
 	return out, nil
 }
 
-// showTemporal reads a run's detail from Temporal.
-func (a *app) showTemporal(ctx context.Context, e temporal.Entry) (*engine.Detail, error) {
+// showTemporal reads a run's detail from Temporal, and the checkpoints it
+// waits on.
+func (a *app) showTemporal(ctx context.Context, e temporal.Entry) (*engine.Detail, []web.Checkpoint, error) {
 	c, err := a.dialTemporal(ctx, e.Config)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.Close()
 	d, err := c.Detail(ctx, e.RunID)
 	if err != nil {
-		return nil, &exitError{code: exitFailed, err: err}
+		return nil, nil, &exitError{code: exitFailed, err: err}
 	}
-	return d, nil
+	var waiting []web.Checkpoint
+	if d.Summary.Status == string(engine.StatusRunning) {
+		if st, err := c.State(ctx, e.RunID); err == nil {
+			waiting = pendingOf(st)
+		}
+	}
+	return d, waiting, nil
+}
+
+// pendingOf lists the checkpoints a run on Temporal waits on, as the live
+// runtime lists its own.
+func pendingOf(st temporal.State) []web.Checkpoint {
+	var out []web.Checkpoint
+	for _, cp := range st.Checkpoints {
+		if cp.Pending {
+			out = append(out, web.Checkpoint{ID: web.CheckpointID(st.RunID, cp.Path), RunID: st.RunID, Path: cp.Path,
+				Prompt: cp.Request.Prompt, Kind: cp.Request.Kind, Choices: cp.Request.Choices, Default: cp.Request.Default, CreatedAt: cp.AskedAt})
+		}
+	}
+	return out
 }
 
 // controlTemporal pauses or stops a run on Temporal.
@@ -531,45 +547,67 @@ func (a *app) controlTemporal(ctx context.Context, e temporal.Entry, action stri
 	return nil
 }
 
-// respondTemporal answers a checkpoint of one of the project's runs on
-// Temporal, found by its id. It reports false when no run waits on it.
-func (a *app) respondTemporal(ctx context.Context, cpID string, value json.RawMessage) (bool, error) {
+// temporalCheckpoints lists the checkpoints the project's runs on
+// Temporal wait on, with the run each belongs to.
+func (a *app) temporalCheckpoints(ctx context.Context) ([]web.Checkpoint, map[string]temporal.Entry, error) {
 	ix, err := a.temporalIndex()
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	entries, err := ix.List()
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
+	var cps []web.Checkpoint
+	owners := map[string]temporal.Entry{}
+	clients := map[temporal.Config]*temporal.Client{}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
 	for _, e := range entries {
-		if e.Summary.Status == string(engine.StatusStopped) {
+		if s := e.Summary.Status; s != string(engine.StatusRunning) && s != temporal.StatusWaiting {
 			continue
 		}
-		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		c, err := temporal.Dial(dctx, e.Config, hosts(), nil)
+		c := clients[e.Config]
+		if c == nil {
+			dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			c, err = temporal.Dial(dctx, e.Config, hosts(), nil)
+			cancel()
+			if err != nil {
+				continue
+			}
+			clients[e.Config] = c
+		}
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := c.State(qctx, e.RunID)
 		cancel()
 		if err != nil {
 			continue
 		}
-		st, err := c.State(ctx, e.RunID)
-		if err != nil {
-			c.Close()
-			continue
+		for _, cp := range pendingOf(st) {
+			cps = append(cps, cp)
+			owners[cp.ID] = e
 		}
-		for _, cp := range st.Checkpoints {
-			if cp.Pending && web.CheckpointID(e.RunID, cp.Path) == cpID {
-				err := c.Respond(ctx, e.RunID, cp.Path, value)
-				c.Close()
-				if errors.Is(err, temporal.ErrAnswerRefused) {
-					return true, &exitError{code: exitFailed, err: err}
-				}
-				return true, err
-			}
-		}
-		c.Close()
 	}
-	return false, nil
+	return cps, owners, nil
+}
+
+// respondTemporal answers a checkpoint of a run on Temporal.
+func (a *app) respondTemporal(ctx context.Context, e temporal.Entry, cp web.Checkpoint, value json.RawMessage) error {
+	c, err := a.dialTemporal(ctx, e.Config)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Respond(ctx, e.RunID, cp.Path, value); err != nil {
+		if errors.Is(err, temporal.ErrAnswerRefused) {
+			return &exitError{code: exitFailed, kind: codeBadAnswer, err: err}
+		}
+		return &exitError{code: exitFailed, err: err}
+	}
+	return nil
 }
 
 // mergeSummaries lists local and Temporal runs together, newest first.
@@ -619,7 +657,7 @@ func (s temporalSource) Detail(ctx context.Context, id string) (*engine.Detail, 
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	d, err := s.a.showTemporal(ctx, e)
+	d, _, err := s.a.showTemporal(ctx, e)
 	return d, true, err
 }
 
@@ -665,11 +703,27 @@ func (a *app) adoptTemporal(cmd *cobra.Command, bf *backendFlags, id string) (te
 	return e, true, ix.Put(e)
 }
 
-// findTemporal returns the entry of a run on Temporal: from the project's
-// index, else adopted from the Temporal the backend settings name.
-func (a *app) findTemporal(cmd *cobra.Command, bf *backendFlags, id string) (temporal.Entry, bool, error) {
-	if e, ok, err := a.temporalEntry(id); ok || err != nil {
-		return e, ok, err
+
+// resolveRun resolves a command's run argument as runIDArg does (an id,
+// a prefix, or "last", over the local runs and the project's runs on
+// Temporal), and says whether the run is on Temporal. An id no run of the
+// project has is looked for on the Temporal the backend settings name,
+// and adopted when found there.
+func (a *app) resolveRun(cmd *cobra.Command, bf *backendFlags, typed string) (string, temporal.Entry, bool, error) {
+	id, err := a.runIDArg(typed)
+	if err == nil {
+		e, ok, err := a.temporalEntry(id)
+		return id, e, ok, err
 	}
-	return a.adoptTemporal(cmd, bf, id)
+	if !errors.Is(err, engine.ErrNotFound) {
+		return "", temporal.Entry{}, false, err
+	}
+	e, ok, aerr := a.adoptTemporal(cmd, bf, typed)
+	switch {
+	case aerr != nil:
+		return "", e, false, aerr
+	case !ok:
+		return "", e, false, err
+	}
+	return e.RunID, e, true, nil
 }

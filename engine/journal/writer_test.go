@@ -351,11 +351,41 @@ func TestOpenTakesOneOptions(t *testing.T) {
 // together share an fsync just as AppendSync's do.
 func TestAppendThen(t *testing.T) {
 	path := tempJournal(t)
-	w := openT(t, path, Options{})
+	// The sync hook records how much of the file each fsync made durable;
+	// a callback must never run before its record is within it.
+	var mu sync.Mutex
+	durable := int64(0)
+	opts := Options{}
+	opts.hooks.sync = func(f *os.File) error {
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if err := datasync(f); err != nil {
+			return err
+		}
+		mu.Lock()
+		durable = fi.Size()
+		mu.Unlock()
+		return nil
+	}
+	w := openT(t, path, opts)
 	const n = 200
 	errs := make(chan error, n)
+	end := int64(0)
 	for i := 0; i < n; i++ {
-		w.AppendThen([]byte(fmt.Sprintf(`{"i":%d}`, i)), func(err error) { errs <- err })
+		rec := []byte(fmt.Sprintf(`{"i":%d}`, i))
+		end += int64(len(rec)) + 1
+		recEnd := end
+		w.AppendThen(rec, func(err error) {
+			mu.Lock()
+			synced := durable
+			mu.Unlock()
+			if err == nil && synced < recEnd {
+				err = fmt.Errorf("record %d reported durable with %d bytes synced, it ends at %d", i, synced, recEnd)
+			}
+			errs <- err
+		})
 	}
 	for i := 0; i < n; i++ {
 		if err := <-errs; err != nil {

@@ -27,22 +27,28 @@ type Stats struct {
 
 // A Summary is what a listing shows of a run.
 type Summary struct {
-	RunID       string     `json:"runId"`
-	Name        string     `json:"name"`
-	Description string     `json:"description"`
-	Status      string     `json:"status"` // running, paused, completed, failed, stopped
-	PauseReason string     `json:"pauseReason,omitempty"`
-	Error       string     `json:"error,omitempty"`
-	ScriptPath  string     `json:"scriptPath,omitempty"`
-	ScriptHash  string     `json:"scriptHash,omitempty"`
-	Executor    string     `json:"executor,omitempty"`
-	Phase       string     `json:"phase,omitempty"`
-	Epoch       int        `json:"epoch"` // 0 for the first execution, +1 per resume
-	StartedAt   time.Time  `json:"startedAt"`
-	UpdatedAt   time.Time  `json:"updatedAt"`
-	EndedAt     *time.Time `json:"endedAt,omitempty"`
-	Stats       Stats      `json:"stats"`
-	JournalSeq  int64      `json:"journalSeq"` // last journal record this snapshot reflects
+	RunID       string `json:"runId"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Status      string `json:"status"` // running, paused, completed, failed, stopped
+	PauseReason string `json:"pauseReason,omitempty"`
+	Error       string `json:"error,omitempty"`
+	// ErrorCode is the stable code of the error that ended the run, when it
+	// has one (TOKEN_BUDGET_EXHAUSTED, ...).
+	ErrorCode  string     `json:"errorCode,omitempty"`
+	ScriptPath string     `json:"scriptPath,omitempty"`
+	ScriptHash string     `json:"scriptHash,omitempty"`
+	Executor   string     `json:"executor,omitempty"`
+	Phase      string     `json:"phase,omitempty"`
+	Epoch      int        `json:"epoch"` // 0 for the first execution, +1 per resume
+	StartedAt  time.Time  `json:"startedAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+	EndedAt    *time.Time `json:"endedAt,omitempty"`
+	Stats      Stats      `json:"stats"`
+	JournalSeq int64      `json:"journalSeq"` // last journal record this snapshot reflects
+	// Foreign names the runtime that owns a run dynworkflow only reads:
+	// ForeignNode for the Node runtime's. Empty for ours.
+	Foreign string `json:"foreign,omitempty"`
 	// Stale marks a summary ListSummaries read from the backup: it is older
 	// than the journal, which the caller should fold instead.
 	Stale bool `json:"-"`
@@ -56,6 +62,9 @@ type Snapshot struct {
 	Summary Summary         `json:"summary"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Detail  json.RawMessage `json:"detail,omitempty"` // opaque to the store
+	// NodeView repeats the run in the Node runtime's field names, so that
+	// its list and show read our runs (see node.go).
+	NodeView
 
 	// Source is the file ReadSnapshot read the snapshot from: the
 	// snapshot, or its backup when the snapshot was missing or unreadable
@@ -96,6 +105,7 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 	} else if snap.Summary.RunID != runID {
 		return fmt.Errorf("writing snapshot of run %s: summary names run %q", runID, snap.Summary.RunID)
 	}
+	snap.fillNodeView()
 	data, err := json.Marshal(snap)
 	if err != nil {
 		return fmt.Errorf("writing snapshot of run %s: %w", runID, err)

@@ -16,6 +16,9 @@ type Store struct {
 	projectDir string
 	runsDir    string
 	savedDir   string
+	// legacyDir is a project directory under the id earlier versions
+	// used that could not be moved (see migrateLegacy), if any.
+	legacyDir string
 
 	// snapshotLocks serialize WriteSnapshot per run (striped, so the set
 	// does not grow with the number of runs).
@@ -58,7 +61,15 @@ func Open(root, cwd string) (*Store, error) {
 		return nil, fmt.Errorf("opening state root %s: %w", root, err)
 	}
 	id := ProjectID(cwd)
+	if _, err := ensureDir(filepath.Join(root, "projects")); err != nil {
+		return nil, fmt.Errorf("opening state directory: %w", err)
+	}
+	left, err := migrateLegacy(root, legacyProjectID(cwd), id)
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{
+		legacyDir:  left,
 		root:       root,
 		projectID:  id,
 		projectDir: filepath.Join(root, "projects", id),
@@ -82,8 +93,17 @@ func Open(root, cwd string) (*Store, error) {
 			}
 		}
 	}
+	if err := s.addNodeViews(); err != nil {
+		return nil, fmt.Errorf("opening state directory: %w", err)
+	}
 	return s, nil
 }
+
+// LegacyDir names the project's directory under the id earlier versions
+// of dynworkflow computed when Open could not move it where both runtimes
+// look (a process was still working in it, or a file of the same name was
+// already there); it is empty otherwise.
+func (s *Store) LegacyDir() string { return s.legacyDir }
 
 // Root returns the state root.
 func (s *Store) Root() string { return s.root }

@@ -107,7 +107,7 @@ func buildDetail(execs []*execHistory, states []*State) *engine.Detail {
 				continue // replayed: the earlier execution's record stands
 			}
 			c := call(cp.Path)
-			*c = engine.CallDetail{Path: cp.Path, Kind: "checkpoint", Status: "waiting", Epoch: e.input.Epoch, Phase: cp.Phase,
+			*c = engine.CallDetail{Path: cp.Path, Kind: "checkpoint", Status: StatusWaiting, Epoch: e.input.Epoch, Phase: cp.Phase,
 				Prompt: cp.Request.Prompt, StartedAt: cp.AskedAt}
 			if !cp.Pending {
 				c.Status, c.Result, c.Source, c.EndedAt = "done", cp.Answer, cp.Source, cp.AnsweredAt
@@ -165,13 +165,13 @@ func (c *Client) Refresh(ctx context.Context, e Entry) (Entry, error) {
 	rid := info.GetExecution().GetRunId()
 	running := info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	if rid == e.Execution {
-		if !running && e.Summary.Status != string(engine.StatusRunning) {
+		if !running && e.Summary.Status != string(engine.StatusRunning) && e.Summary.Status != StatusWaiting {
 			return e, nil
 		}
 		if running {
 			if st, err := c.query(ctx, e.RunID); err == nil {
 				s := e.Summary
-				s.Status, s.PauseReason, s.Error, s.Phase, s.Stats = string(st.Status), st.PauseReason, st.Error, st.Phase, st.Stats
+				s.Status, s.PauseReason, s.Error, s.Phase, s.Stats = listedStatus(&st), st.PauseReason, st.Error, st.Phase, st.Stats
 				s.UpdatedAt = time.Now().UTC()
 				e.Summary = s
 				return e, nil
@@ -193,5 +193,23 @@ func (c *Client) Refresh(ctx context.Context, e Entry) (Entry, error) {
 		st = &f
 	}
 	e.Summary, e.Execution = summary(last, last, st), rid
+	e.Summary.Status = listedStatus(st)
 	return e, nil
+}
+
+// StatusWaiting is how a listing shows a running run that waits on a
+// checkpoint, as the CLI shows a local one.
+const StatusWaiting = "waiting"
+
+// listedStatus is a state's status for a listing: waiting when it runs
+// and a checkpoint waits for an answer.
+func listedStatus(st *State) string {
+	if st.Status == engine.StatusRunning {
+		for _, cp := range st.Checkpoints {
+			if cp.Pending {
+				return StatusWaiting
+			}
+		}
+	}
+	return string(st.Status)
 }

@@ -250,6 +250,7 @@ func (x *execution) snapshot() State {
 	st := x.state
 	st.Stats.Agents = x.replayed + x.live + x.failed
 	st.Stats.Replayed, st.Stats.Live, st.Stats.Failed, st.Stats.Running = x.replayed, x.live, x.failed, x.running
+	st.Calls = min(x.agents, x.in.Options.MaxAgents)
 	st.Stats.InputTokens, st.Stats.CachedInputTokens = x.usage.InputTokens, x.usage.CachedInputTokens
 	st.Stats.OutputTokens, st.Stats.CostUSD = x.usage.OutputTokens, x.usage.CostUSD
 	st.Logs = slices.Clone(st.Logs)

@@ -64,6 +64,7 @@ func (f *frame) Args() json.RawMessage     { return f.args }
 func (f *frame) Root() lang.Scope          { return f.root }
 func (f *frame) Scheduler() lang.Scheduler { return coroutines{} }
 func (f *frame) Budget() lang.Budget       { return budgetView{f.x} }
+func (f *frame) Cwd() string               { return f.x.in.Cwd }
 
 func (f *frame) Agent(_ context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
 	f.x.startAgent(f, s.(*scope), prompt, opts, done)

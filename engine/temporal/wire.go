@@ -167,6 +167,9 @@ type State struct {
 	Phase       string          `json:"phase,omitempty"`
 	Result      json.RawMessage `json:"result,omitempty"`
 	Stats       store.Stats     `json:"stats"`
+	// Calls counts the agent() calls made so far, those waiting for a
+	// concurrency slot included: what a progress bar can show.
+	Calls int `json:"calls"`
 	// Usage is what this execution's live calls cost.
 	Usage       executors.Usage  `json:"usage"`
 	Logs        []engine.LogLine `json:"logs,omitempty"`

@@ -97,7 +97,7 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 		return Exit{Code: -1, Stopped: true}, nil
 	}
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		return Exit{}, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
 	pid := cmd.Process.Pid

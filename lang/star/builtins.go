@@ -28,6 +28,7 @@ func (r *run) builtins() starlark.StringDict {
 		"phase":      starlark.NewBuiltin("phase", r.phase),
 		"log":        starlark.NewBuiltin("log", r.log),
 		"budget":     r.budget(),
+		"cwd":        starlark.String(r.env.Cwd()),
 		"json":       starjson.Module,
 	}
 }

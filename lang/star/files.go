@@ -172,7 +172,7 @@ func syntaxHint(msg string) string {
 func resolveHint(msg string) string {
 	switch {
 	case strings.HasPrefix(msg, "undefined:"):
-		return "the builtins are agent, parallel, pipeline, workflow, checkpoint, phase, log, budget and json; load() anything else"
+		return "the builtins are agent, parallel, pipeline, workflow, checkpoint, phase, log, budget, cwd and json; load() anything else"
 	case strings.Contains(msg, "not within a function"):
 		return "put the work in def main(args):"
 	}
@@ -183,7 +183,7 @@ func resolveHint(msg string) string {
 // a workflow sees (see builtins.go).
 func isPredeclared(name string) bool {
 	switch name {
-	case "agent", "parallel", "pipeline", "workflow", "checkpoint", "phase", "log", "budget", "json":
+	case "agent", "parallel", "pipeline", "workflow", "checkpoint", "phase", "log", "budget", "cwd", "json":
 		return true
 	}
 	return false
