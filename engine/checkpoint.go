@@ -90,13 +90,5 @@ func (r *Run) headlessAnswer(req lang.CheckpointRequest, source, why string) (js
 	if req.Headless == "default" {
 		return req.Default, source, nil
 	}
-	if req.Default != nil {
-		// As in the Node runtime, headless: 'abort' wins over a default:
-		// the default is for a human who gets the question, not a reason
-		// to go on without one.
-		return nil, "", newError(CodeAborted, ErrCheckpointAbort,
-			fmt.Sprintf("checkpoint(%q) needs an answer, %s, and it declares headless: 'abort', so the run stops here; answer it under `dynworkflow serve`, or declare headless: 'default' to go on with its default", req.Prompt, why))
-	}
-	return nil, "", newError(CodeAborted, ErrCheckpointAbort,
-		fmt.Sprintf("checkpoint(%q) needs an answer, %s, and it declares no default; give it a default, or run it under `dynworkflow serve` to answer it", req.Prompt, why))
+	return nil, "", CheckpointAbortError(req, why, "under `dynworkflow serve`")
 }

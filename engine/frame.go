@@ -67,8 +67,7 @@ func (f *frame) open(sc *scope, kind, fn string, n int) ([]lang.Scope, error) {
 	base := sc.path + "/" + sc.next(kind)
 	if limit := f.run.opts.MaxItems; n > limit {
 		f.run.limitHit("items", fmt.Sprintf("%s got %d items, over the cap of %d per call", fn, n, limit))
-		return nil, newError(CodeItemLimit, ErrItemLimit,
-			fmt.Sprintf("%s: %d items exceed the cap of %d per call; split the work into batches or raise --max-items", fn, n, limit))
+		return nil, ItemLimitError(fn, n, limit)
 	}
 	broken, phase := sc.flow.isBroken(), sc.currentPhase()
 	scopes := make([]lang.Scope, n)

@@ -24,8 +24,7 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 		return
 	}
 	if f.depth >= 1 {
-		done(nil, newError(CodeScriptInvalid, ErrNesting,
-			fmt.Sprintf("workflow(%q): a workflow started by workflow() cannot start another; move the call to the parent", ref)))
+		done(nil, NestingError(ref))
 		return
 	}
 	script, err := r.rt.ResolveWorkflow(ref, filepath.Dir(f.script.Path()))

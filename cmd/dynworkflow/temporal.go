@@ -703,7 +703,6 @@ func (a *app) adoptTemporal(cmd *cobra.Command, bf *backendFlags, id string) (te
 	return e, true, ix.Put(e)
 }
 
-
 // resolveRun resolves a command's run argument as runIDArg does (an id,
 // a prefix, or "last", over the local runs and the project's runs on
 // Temporal), and says whether the run is on Temporal. An id no run of the

@@ -81,7 +81,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 			if timedOut {
 				err = &executors.Error{Class: executors.Transient, Message: "agent timed out after " + timeout.String(), Err: err}
 			}
-			detail := AgentFailure{Usage: out.Usage, Attempts: out.Attempts}
+			detail := AgentFailure{Usage: out.Usage, Attempts: out.Attempts, TimedOut: timedOut}
 			var ee *executors.Error
 			if errors.As(err, &ee) {
 				detail.RetryAfter = ee.RetryAfter
@@ -110,8 +110,8 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 		}
 		repairs++
 		if repairs >= in.SchemaAttempts {
-			msg := fmt.Sprintf("agent(): the answer did not satisfy the schema after %d attempts: %v", repairs, verr)
-			return out, agentError(errSchema, msg, AgentFailure{Usage: out.Usage, Code: "SCHEMA_INVALID", Attempts: out.Attempts}, nil)
+			err := engine.SchemaError(repairs, verr)
+			return out, agentError(errSchema, err.Error(), AgentFailure{Usage: out.Usage, Attempts: repairs, Reason: verr.Error()}, nil)
 		}
 		prompt = engine.RepairPrompt(in.Prompt, verr, in.Schema)
 	}

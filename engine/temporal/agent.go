@@ -32,23 +32,28 @@ type agentCall struct {
 // and otherwise queues it for a concurrency slot. The checks and their
 // order are the local engine's (engine/agent.go).
 func (x *execution) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	for _, k := range opts.Ignored {
+		if !x.ignored[k] {
+			x.ignored[k] = true
+			x.log(sc.path, "warn", lang.IgnoredOption(k))
+		}
+	}
+	path := sc.callPath("agent")
 	if x.goctx.Err() != nil {
 		// The execution is ending: the call changes nothing, not even the
 		// state the workflow returns.
 		done(nil, x.stopped())
 		return
 	}
-	path := sc.callPath("agent")
 	x.agents++
 	if max := x.in.Options.MaxAgents; x.agents > max {
 		x.limitHit(fmt.Sprintf("agent call %d is over the cap of %d agents per run", x.agents, max))
-		done(nil, &engine.Error{Code: "AGENT_LIMIT", Err: engine.ErrAgentLimit,
-			Message: fmt.Sprintf("agent(): the run reached its cap of %d agents (nested workflows included); raise --max-agents to allow more", max)})
+		done(nil, engine.AgentLimitError(max))
 		return
 	}
 	schema, err := engine.CompileSchema(opts.Schema)
 	if err != nil {
-		done(nil, &engine.Error{Code: "BAD_SCHEMA", Err: engine.ErrSchemaInvalid, Message: err.Error()})
+		done(nil, engine.BadSchemaError(err))
 		return
 	}
 	var canonical []byte
@@ -150,18 +155,22 @@ func (x *execution) runLive(wc workflow.Context, c *agentCall) {
 			}
 		case errRateLimited:
 			x.pauseFor("rate limited: " + msg)
-			c.done(nil, &engine.Error{Code: "RATE_LIMITED", Err: engine.ErrRateLimited, Message: msg})
+			c.done(nil, engine.RateLimitError(msg))
 			return
 		case errUnavailable:
 			x.pauseFor(msg)
-			c.done(nil, &engine.Error{Code: "EXECUTOR_UNAVAILABLE", Err: engine.ErrPaused, Message: msg})
+			c.done(nil, fmt.Errorf("%w: %s", engine.ErrPaused, msg))
 			return
 		case errSchema:
 			x.failed++
-			c.done(nil, &engine.Error{Code: "SCHEMA_INVALID", Err: engine.ErrSchemaInvalid, Message: msg})
+			c.done(nil, engine.SchemaError(failure.Attempts, errors.New(failure.Reason)))
 			return
 		}
 		x.failed++
+		if c.opts.Required {
+			c.done(nil, engine.RequiredError(errors.New(msg), failure.TimedOut))
+			return
+		}
 		c.done(json.RawMessage("null"), nil)
 		return
 	}
@@ -215,8 +224,7 @@ func (x *execution) checkBudget() error {
 		return nil
 	}
 	x.limitHit(fmt.Sprintf("%d of %d tokens spent", x.spent, budget))
-	return &engine.Error{Code: "BUDGET_EXHAUSTED", Err: engine.ErrBudgetExhausted,
-		Message: fmt.Sprintf("agent(): the token budget is spent (%d of %d tokens); resume with a larger --token-budget to go on", x.spent, budget)}
+	return engine.BudgetError(x.spent, budget)
 }
 
 // backoff is how long to wait before retry n: what the executor asked

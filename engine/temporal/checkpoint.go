@@ -66,8 +66,7 @@ func (x *execution) headless(cp *Checkpoint, source, why string) (json.RawMessag
 		return req.Default, nil
 	}
 	cp.Pending = false
-	return nil, &engine.Error{Code: "CHECKPOINT_ABORT", Err: engine.ErrCheckpointAbort,
-		Message: fmt.Sprintf("checkpoint(%q) needs an answer, %s, and it declares no default; give it a default, or start the run with --await-checkpoints and answer it with `dynworkflow respond`", req.Prompt, why)}
+	return nil, engine.CheckpointAbortError(req, why, "on Temporal with --await-checkpoints")
 }
 
 func (x *execution) answer(cp *Checkpoint, answer json.RawMessage, source string) {

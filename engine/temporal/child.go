@@ -37,8 +37,7 @@ func (x *execution) startWorkflow(f *frame, sc *scope, ref string, args json.Raw
 	}
 	elem := sc.next("wf")
 	if f.depth >= 1 {
-		done(nil, &engine.Error{Code: "NESTING", Err: engine.ErrNesting,
-			Message: fmt.Sprintf("workflow(%q): a workflow started by workflow() cannot start another; move the call to the parent", ref)})
+		done(nil, engine.NestingError(ref))
 		return
 	}
 	broken, phase := sc.flow.broken, sc.phase

@@ -99,6 +99,7 @@ type execution struct {
 	failed   int
 	running  int
 
+	ignored     map[string]bool       // agent() option keys warned about
 	prior       map[string]*PriorCall // path + "\x00" + fp, for replay
 	seen        map[string]bool
 	children    map[string]PriorChild
@@ -114,7 +115,7 @@ func newExecution(ctx workflow.Context, hosts *lang.Registry, in RunInput) *exec
 	goctx, cancel := context.WithCancelCause(withWorkflow(context.Background(), host))
 	x := &execution{
 		in: in, hosts: hosts, wf: ctx, host: host, calls: calls, cancelCalls: cancelCalls, goctx: goctx, cancel: cancel,
-		prior: map[string]*PriorCall{}, seen: map[string]bool{}, children: map[string]PriorChild{},
+		prior: map[string]*PriorCall{}, seen: map[string]bool{}, children: map[string]PriorChild{}, ignored: map[string]bool{},
 		waiting: map[string]*waitingCheckpoint{},
 	}
 	x.state = State{RunID: in.RunID, Epoch: in.Epoch, Status: engine.StatusRunning, StartedAt: workflow.Now(ctx)}

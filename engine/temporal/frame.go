@@ -94,8 +94,7 @@ func (f *frame) open(sc *scope, kind, fn string, n int) ([]lang.Scope, error) {
 	base := sc.path + "/" + sc.next(kind)
 	if limit := f.x.in.Options.MaxItems; n > limit {
 		f.x.limitHit(fmt.Sprintf("%s got %d items, over the cap of %d per call", fn, n, limit))
-		return nil, &engine.Error{Code: "ITEM_LIMIT", Err: engine.ErrItemLimit,
-			Message: fmt.Sprintf("%s: %d items exceed the cap of %d per call; split the work into batches or raise --max-items", fn, n, limit)}
+		return nil, engine.ItemLimitError(fn, n, limit)
 	}
 	scopes := make([]lang.Scope, n)
 	for i := range scopes {

@@ -2,6 +2,8 @@ package temporal
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dynworkflow/dynworkflow/engine"
@@ -36,6 +38,10 @@ try { await agent('second') } catch (e) { return [a, spent > 0, budget.remaining
 		{"script error", `const x = await agent('a')
 null.boom`, nil},
 		{"nested workflow() refused", `return 1`, nil},
+		{"required call failed", `try { await agent('x [simulate:fail]', { required: true }) } catch (e) { return [e.code, e.message] }`, nil},
+		{"required call timed out", `try { await agent('x [simulate:sleep=2s]', { required: true, timeoutMs: 50 }) } catch (e) { return [e.code, e.message] }`, nil},
+		{"ignored option keys warn once", `return [await agent('a', { color: 'red' }), await agent('b', { color: 'blue' })]`, nil},
+		{"headless abort", `return await checkpoint('Go?', { kind: 'confirm' })`, nil},
 		{"branch failure", `return await parallel([() => agent('a'), () => { throw new Error('boom') }])`, nil},
 	}
 	for _, tc := range tests {
@@ -46,11 +52,17 @@ null.boom`, nil},
 			if tc.opts != nil {
 				tc.opts(&opts)
 			}
-			local, _ := runLocally(t, path, "", opts)
+			local, localDetail := runLocally(t, path, "", opts)
 			in := startFile(t, c, path, "", opts, false)
 			got := wait(t, c, in.RunID)
 			if got.Result == nil {
 				got.Result = json.RawMessage("null")
+			}
+			// Where a human could answer a checkpoint is the one thing
+			// the backends tell apart.
+			got.Error = strings.Replace(got.Error, "on Temporal with --await-checkpoints", "under `dynworkflow serve`", 1)
+			if g, w := warnings(got.Logs), warnings(localDetail.Logs); g != w {
+				t.Errorf("warnings on Temporal:\n%s\nlocally:\n%s", g, w)
 			}
 			if got.Status != local.Status || string(got.Result) != string(local.Result) || got.Error != local.Error || got.PauseReason != local.PauseReason {
 				t.Errorf("on Temporal: %s %s %q %q\nlocally:     %s %s %q %q", got.Status, got.Result, got.Error, got.PauseReason,
@@ -62,4 +74,17 @@ null.boom`, nil},
 			replay(t, c, in.RunID)
 		})
 	}
+}
+
+// warnings lists the warn lines of a log, sorted: branches warn in the
+// order their calls end, which is the agents'.
+func warnings(logs []engine.LogLine) string {
+	var out []string
+	for _, l := range logs {
+		if l.Level == "warn" {
+			out = append(out, l.Message)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
 }

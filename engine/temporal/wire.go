@@ -142,9 +142,12 @@ const (
 // AgentFailure is the detail of an agent activity's failure.
 type AgentFailure struct {
 	Usage      executors.Usage `json:"usage"`
-	Code       string          `json:"code,omitempty"`
 	Attempts   int             `json:"attempts"`
 	RetryAfter time.Duration   `json:"retryAfter,omitempty"`
+	// TimedOut says the last attempt ran out of its time.
+	TimedOut bool `json:"timedOut,omitempty"`
+	// Reason is, for a schema failure, why the last answer failed it.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ResolveInput asks a worker to find a child workflow's script.
