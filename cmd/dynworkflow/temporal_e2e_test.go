@@ -109,7 +109,10 @@ func TestTemporalExamples(t *testing.T) {
 			if s := e.listed(remote.RunID); s.Status != "completed" || s.Stats.Agents != local.Stats.Agents {
 				t.Errorf("list shows the Temporal run as %+v", s)
 			}
-			ld, rd := e.show(local.RunID), e.show(remote.RunID)
+			if last := e.show("last"); last.Summary.RunID != remote.RunID {
+				t.Errorf("show last is %s, not the newest run %s", last.Summary.RunID, remote.RunID)
+			}
+			ld, rd := e.show(local.RunID), e.show(remote.RunID[:len(remote.RunID)-2])
 			if g, w := callsOf(rd), callsOf(ld); g != w {
 				t.Errorf("show on Temporal:\n%s\nlocally:\n%s", g, w)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal"
+	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -38,7 +39,9 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
-	bundle, script, err := temporal.BundleFile(hosts(), script.Path())
+	// The bundle is what was loaded (a script read from stdin has no
+	// file), with whatever it loads read from disk.
+	bundle, script, err := temporal.BundleSource(hosts(), lang.Source{Path: script.Path(), Text: script.Text()})
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
@@ -100,6 +103,9 @@ func (a *app) resumeOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendF
 	req := temporal.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) { of.apply(cmd, o) }}
 	if cmd.Flags().Changed("await-checkpoints") {
 		req.Human = &bf.awaitCheckpoints
+	}
+	if cmd.Flags().Changed("heartbeat-timeout") {
+		req.Heartbeat = bf.heartbeat
 	}
 	if scriptPath != "" {
 		abs, err := filepath.Abs(scriptPath)

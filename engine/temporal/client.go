@@ -124,6 +124,8 @@ type ResumeRequest struct {
 	Options func(*engine.Options)
 	// Human, when set, changes whether checkpoints wait for a response.
 	Human *bool
+	// Heartbeat, when positive, changes the agents' heartbeat timeout.
+	Heartbeat time.Duration
 }
 
 // Resume starts a new execution of a run that has ended (paused, failed or
@@ -162,6 +164,9 @@ func (c *Client) Resume(ctx context.Context, runID string, req ResumeRequest) (R
 	}
 	if req.Human != nil {
 		in.Human = *req.Human
+	}
+	if req.Heartbeat > 0 {
+		in.Heartbeat = req.Heartbeat
 	}
 	in.Rule = "crash"
 	if in.ScriptHash != last.input.ScriptHash || !bytes.Equal(in.Args, last.input.Args) {

@@ -51,23 +51,29 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 	})
 
 	if in.Rule == ruleStop {
-		if e := in.Ended; e != nil {
-			x.state.Name, x.state.Phase = e.Name, e.Phase
-			x.replayed, x.live, x.failed = e.Stats.Replayed, e.Stats.Live, e.Stats.Failed
-			x.usage = executors.Usage{InputTokens: e.Stats.InputTokens, CachedInputTokens: e.Stats.CachedInputTokens,
-				OutputTokens: e.Stats.OutputTokens, CostUSD: e.Stats.CostUSD}
-		}
-		x.stop()
-		return x.finish(nil, nil)
+		return x.markStopped()
 	}
 	script, err := in.Script.Load(w.hosts)
 	if err != nil {
 		return x.finish(nil, err)
 	}
 	x.state.Name = script.Meta().Name
-	x.main = newFrame(x, "", 0, modeOf(in.Rule), script, in.Args, false, "")
-	result, err := script.Run(x.goctx, x.main)
+	main := newFrame(x, "", 0, modeOf(in.Rule), script, in.Args, false, "")
+	result, err := script.Run(x.goctx, main)
 	return x.finish(result, err)
+}
+
+// markStopped is a stop execution: it runs nothing, keeps the figures of
+// the execution it follows, and ends stopped.
+func (x *execution) markStopped() (*State, error) {
+	if e := x.in.Ended; e != nil {
+		x.state.Phase = e.Phase
+		x.replayed, x.live, x.failed = e.Stats.Replayed, e.Stats.Live, e.Stats.Failed
+		x.usage = executors.Usage{InputTokens: e.Stats.InputTokens, CachedInputTokens: e.Stats.CachedInputTokens,
+			OutputTokens: e.Stats.OutputTokens, CostUSD: e.Stats.CostUSD}
+	}
+	x.stop()
+	return x.finish(nil, nil)
 }
 
 // execution is the state of one execution, owned by workflow code: one
@@ -88,7 +94,6 @@ type execution struct {
 	goctx       context.Context
 	cancel      context.CancelCauseFunc
 	cause       error
-	main        *frame
 
 	state    State
 	usage    executors.Usage // every live attempt of every execution so far
@@ -118,7 +123,7 @@ func newExecution(ctx workflow.Context, hosts *lang.Registry, in RunInput) *exec
 		prior: map[string]*PriorCall{}, seen: map[string]bool{}, children: map[string]PriorChild{}, ignored: map[string]bool{},
 		waiting: map[string]*waitingCheckpoint{},
 	}
-	x.state = State{RunID: in.RunID, Epoch: in.Epoch, Status: engine.StatusRunning, StartedAt: workflow.Now(ctx)}
+	x.state = State{RunID: in.RunID, Name: in.Name, Epoch: in.Epoch, Status: engine.StatusRunning, StartedAt: workflow.Now(ctx)}
 	if p := in.Prior; p != nil {
 		x.usage = p.Usage
 		for i := range p.Calls {
