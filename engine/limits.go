@@ -20,7 +20,9 @@ func AgentLimitError(limit int) *Error {
 }
 
 // BadSchemaError is agent() with a schema that does not compile.
-func BadSchemaError(err error) *Error { return newError(CodeScriptInvalid, ErrSchemaInvalid, err.Error()) }
+func BadSchemaError(err error) *Error {
+	return newError(CodeScriptInvalid, ErrSchemaInvalid, err.Error())
+}
 
 // ItemLimitError is a parallel() or pipeline() (fn) of n items over the cap.
 func ItemLimitError(fn string, n, limit int) *Error {
