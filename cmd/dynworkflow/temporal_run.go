@@ -141,16 +141,34 @@ func (a *app) followTemporal(ctx context.Context, c *temporal.Client, ix tempora
 	src.progress.Status, src.progress.Started = engine.StatusRunning, time.Now()
 	view := newProgressView(a.stderr, a.json, a.logs)
 	view.start(src)
-	tick := time.NewTicker(250 * time.Millisecond)
+	// The end comes from the server (a long poll); the progress comes from
+	// the workflow (a query), which a worker answers between its workflow
+	// tasks, so it is asked only once a second.
+	waitCtx, cancelWait := context.WithCancel(ctx)
+	defer cancelWait()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for waitCtx.Err() == nil {
+			if c.AwaitEnd(waitCtx, e.RunID) == nil {
+				return
+			}
+			time.Sleep(time.Second) // the server did not answer: ask again
+		}
+	}()
+	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	interrupts, stopping := 0, false
 	var st temporal.State
 	var lastErr string
+follow:
 	for {
 		select {
 		case <-ctx.Done():
 			view.stop()
 			return ctx.Err()
+		case <-ended:
+			break follow
 		case <-signals:
 			interrupts++
 			if interrupts == 1 {
@@ -179,11 +197,26 @@ func (a *app) followTemporal(ctx context.Context, c *temporal.Client, ix tempora
 			continue
 		}
 		lastErr = ""
+		if next.Epoch < epoch {
+			continue // the execution followed has not begun yet
+		}
 		src.update(view, st, next)
 		st = next
-		if st.Epoch >= epoch && st.Status != engine.StatusRunning {
+	}
+	// The ended execution's own state, with the lines that came since the
+	// last poll.
+	for {
+		next, err := c.State(ctx, e.RunID)
+		if err == nil && next.Epoch >= epoch && next.Status != engine.StatusRunning {
+			src.update(view, st, next)
+			st = next
 			break
 		}
+		if ctx.Err() != nil {
+			view.stop()
+			return ctx.Err()
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	view.stop()
 	if stopping && st.Status == engine.StatusPaused {

@@ -298,18 +298,27 @@ func (c *Client) query(ctx context.Context, runID string) (State, error) {
 // Wait blocks until the run's current execution ends and returns its
 // final state.
 func (c *Client) Wait(ctx context.Context, runID string) (State, error) {
+	if err := c.AwaitEnd(ctx, runID); err != nil {
+		return State{}, err
+	}
+	return c.State(ctx, runID)
+}
+
+// AwaitEnd blocks until the run's current execution ends, however it
+// ends. It asks the server alone, never a worker, so following a run costs
+// the run nothing.
+func (c *Client) AwaitEnd(ctx context.Context, runID string) error {
 	err := c.sdk.GetWorkflow(ctx, runID, "").Get(ctx, nil)
 	var canceled *temporal.CanceledError
 	var app *temporal.ApplicationError
-	if err != nil && !errors.As(err, &canceled) && !errors.As(err, &app) {
-		if ctx.Err() != nil {
-			return State{}, ctx.Err()
-		}
-		if _, ok := errors.AsType[*temporal.TerminatedError](err); !ok {
-			return State{}, fmt.Errorf("wait for %s on Temporal: %w", runID, err)
-		}
+	var terminated *temporal.TerminatedError
+	switch {
+	case err == nil, errors.As(err, &canceled), errors.As(err, &app), errors.As(err, &terminated):
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
 	}
-	return c.State(ctx, runID)
+	return fmt.Errorf("wait for %s on Temporal: %w", runID, err)
 }
 
 // final is an ended execution's state, made up from what Temporal says

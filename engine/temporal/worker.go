@@ -9,6 +9,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
+// activityPollers is how many requests for agent calls a worker keeps
+// open with the server.
+const activityPollers = 32
+
 // WorkerOptions configures a worker process.
 type WorkerOptions struct {
 	// TaskQueue is the queue the worker polls; runs started on it come here.
@@ -28,7 +32,11 @@ func NewWorker(c client.Client, acts *Activities, o WorkerOptions) worker.Worker
 	}
 	w := worker.New(c, o.TaskQueue, worker.Options{
 		MaxConcurrentActivityExecutionSize: o.Concurrency,
-		Identity:                           o.Identity,
+		// A fan-out schedules its agents all at once, and each poller
+		// fetches one task per round trip: Temporal's default of two
+		// pollers spends seconds just handing a few hundred agents out.
+		MaxConcurrentActivityTaskPollers: activityPollers,
+		Identity:                         o.Identity,
 		// A script's orchestration code runs between two waits without
 		// yielding; a big fan-out or a busy machine can take more than the
 		// SDK's default second for that without being stuck.
