@@ -139,7 +139,7 @@ func TestTemporalWorkerKilled(t *testing.T) {
 	agent := e.write("agent.sh", fmt.Sprintf(`#!/bin/sh
 read -r prompt
 echo "start $prompt $PPID" >> %q
-sleep 0.3
+sleep 1
 echo "answer to $prompt"
 `, log))
 	if err := os.Chmod(agent, 0o755); err != nil {
@@ -223,8 +223,15 @@ return out.length
 func TestTemporalClientKilled(t *testing.T) {
 	e := newTemporalEnv(t)
 	e.startWorker()
-	script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 40))
-	run := e.start(append([]string{"run", script}, e.runFlags("--concurrency", "4")...)...)
+	// The run cannot end before the test lets it: it waits on a checkpoint
+	// after its agents.
+	script := e.write("gated.workflow.js", `export const meta = { name: 'gated', description: 'agents, then a question' }
+const items = Array.from({ length: 40 }, (_, i) => i)
+const out = await parallel(items.map(i => () => agent('item ' + i + ' [simulate:sleep=300ms]')))
+const go = await checkpoint('Done?', { kind: 'confirm' })
+return go ? out.length : -1
+`)
+	run := e.start(append([]string{"run", script, "--await-checkpoints"}, e.runFlags("--concurrency", "4")...)...)
 	run.waitStderr("started on Temporal")
 	id := strings.Fields(run.stderr.String())[0]
 	waitUntil(t, "5 finished agents", func() bool { return doneCalls(e.show(id)) >= 5 })
@@ -233,29 +240,30 @@ func TestTemporalClientKilled(t *testing.T) {
 		t.Fatalf("the client was not killed: %s", r)
 	}
 	d := e.show(id)
-	if d.Summary.Status != "running" {
+	if d.Summary.Status != "running" && d.Summary.Status != "waiting" {
 		t.Fatalf("after the client died the run is %q", d.Summary.Status)
 	}
 	n := doneCalls(d)
 	waitUntil(t, "the run to go on without its client", func() bool { return doneCalls(e.show(id)) > n })
-	if s := e.listed(id); s.Status != "running" {
+	if s := e.listed(id); s.Status != "running" && s.Status != "waiting" {
 		t.Errorf("list shows %+v", s)
 	}
 	// Another machine, with the project's backend file and a state of its
-	// own, picks the run up by its id.
+	// own, picks the run up by its id, attaches to it and answers it.
 	e.write(".dynworkflow/backend.json", fmt.Sprintf(`{"backend": "temporal", "temporal": {"address": %q, "namespace": %q, "taskQueue": %q}}`,
 		e.address, e.namespace, e.queue))
 	other := &env{t: t, dir: e.dir, state: t.TempDir()}
-	if d := other.show(id); d.Summary.Status != "running" || len(d.Calls) < n {
+	if d := other.show(id); (d.Summary.Status != "running" && d.Summary.Status != "waiting") || len(d.Calls) < n {
 		t.Fatalf("show on another machine: %+v", d.Summary)
 	}
-	r := other.dw("resume", id, "--attach", "--json")
+	attached := other.start("resume", id, "--attach", "--json")
+	attached.waitStderr("attached")
+	waitUntil(t, "every agent and the checkpoint", func() bool { return other.show(id).Summary.Status == "waiting" })
+	other.dwOK("respond", id, "yes")
+	r := attached.wait()
 	expectCode(t, r, 0)
 	if o := parseOutcome(t, r); o.Status != "completed" || string(o.Result) != "40" || o.Stats.Live != 40 || o.Epoch != 0 {
 		t.Fatalf("resume --attach: %s", r)
-	}
-	if !strings.Contains(r.stderr, "attached") {
-		t.Errorf("resume --attach did not say it attached:\n%s", r)
 	}
 }
 
@@ -305,8 +313,8 @@ def main(args):
 	})
 
 	t.Run("pause and resume", func(t *testing.T) {
-		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 30))
-		run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "3")...)...)
+		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 60))
+		run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "2")...)...)
 		run.waitStderr("started on Temporal")
 		id := strings.Fields(run.stderr.String())[0]
 		waitUntil(t, "3 finished agents", func() bool { return doneCalls(e.show(id)) >= 3 })
@@ -320,13 +328,13 @@ def main(args):
 		r = e.dw("resume", id, "--json")
 		expectCode(t, r, 0)
 		o := parseOutcome(t, r)
-		if o.Status != "completed" || string(o.Result) != "30" || o.Epoch != 1 || o.Stats.Replayed != paused.Stats.Live || o.Stats.Replayed+o.Stats.Live != 30 {
+		if o.Status != "completed" || string(o.Result) != "60" || o.Epoch != 1 || o.Stats.Replayed != paused.Stats.Live || o.Stats.Replayed+o.Stats.Live != 60 {
 			t.Fatalf("resume after %+v: %s", paused.Stats, r)
 		}
 	})
 
 	t.Run("stop", func(t *testing.T) {
-		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 30))
+		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 60))
 		run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "2")...)...)
 		run.waitStderr("started on Temporal")
 		id := strings.Fields(run.stderr.String())[0]

@@ -12,11 +12,11 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine"
 )
 
-// fanOut is a script of n agents that take 200ms each, in parallel.
+// fanOut is a script of n agents that take 500ms each, in parallel.
 func fanOut(n int) string {
 	return fmt.Sprintf(`export const meta = { name: 'fan', description: 'n agents' }
 const items = Array.from({ length: %d }, (_, i) => i)
-const out = await parallel(items.map(i => () => agent('item ' + i + ' [simulate:sleep=200ms]', { label: 'item-' + i })))
+const out = await parallel(items.map(i => () => agent('item ' + i + ' [simulate:sleep=500ms]', { label: 'item-' + i })))
 return out.length
 `, n)
 }
