@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ try { await agent('second') } catch (e) { return [a, spent > 0, budget.remaining
 		{"rate limit pauses", `return await agent('x [simulate:ratelimit]')`, nil},
 		{"script error", `const x = await agent('a')
 null.boom`, nil},
-		{"nested workflow() refused", `return 1`, nil},
+		{"nested workflow() refused", `return await workflow('child.workflow.js')`, nil},
 		{"required call failed", `try { await agent('x [simulate:fail]', { required: true }) } catch (e) { return [e.code, e.message] }`, nil},
 		{"required call timed out", `try { await agent('x [simulate:sleep=2s]', { required: true, timeoutMs: 50 }) } catch (e) { return [e.code, e.message] }`, nil},
 		{"ignored option keys warn once", `return [await agent('a', { color: 'red' }), await agent('b', { color: 'blue' })]`, nil},
@@ -47,6 +48,10 @@ null.boom`, nil},
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeScript(t, "limits.workflow.js", "export const meta = { name: 'limits', description: 'limits' }\n"+tc.body+"\n")
+			// A child that tries to start a grandchild, for workflow()'s one level.
+			write(t, filepath.Join(filepath.Dir(path), "child.workflow.js"), `export const meta = { name: 'child', description: 'nests' }
+try { return await workflow('child.workflow.js') } catch (e) { return [e.code, e.message] }
+`)
 			opts := engine.DefaultOptions()
 			opts.RetryBackoff = 0
 			if tc.opts != nil {
