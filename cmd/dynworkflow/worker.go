@@ -28,7 +28,7 @@ as you like, on as many machines: a run's agents spread over them, and the
 calls of a worker that dies go to the others.
 
 Agents work in the run's project directory, so each worker must see the
-project at the path it was started from, and have the executors the runs
+project at the path each run was started from, and have the executors the runs
 use (--executors lists them; workers on one task queue should offer the
 same). Ctrl-C stops the worker once its agents have been handed back.`,
 		Args: exactArgs(0, "worker takes no arguments"),
