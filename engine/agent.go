@@ -82,13 +82,12 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 	}
 	if n := r.agents.Add(1); n > int64(r.opts.MaxAgents) {
 		r.limitHit("agents", fmt.Sprintf("agent call %d is over the cap of %d agents per run", n, r.opts.MaxAgents))
-		done(nil, newError(CodeAgentLimit, ErrAgentLimit,
-			fmt.Sprintf("agent(): the run reached its cap of %d agents (nested workflows included); raise --max-agents to allow more", r.opts.MaxAgents)))
+		done(nil, AgentLimitError(r.opts.MaxAgents))
 		return
 	}
 	schema, err := r.rt.schemas.get(opts.Schema)
 	if err != nil {
-		done(nil, newError(CodeScriptInvalid, ErrSchemaInvalid, err.Error()))
+		done(nil, BadSchemaError(err))
 		return
 	}
 	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
@@ -97,12 +96,15 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 	if c.phase == "" {
 		c.phase = sc.currentPhase()
 	}
-	in := fingerprintInput{Kind: "agent", Prompt: prompt, Executor: c.executor, Model: c.model,
-		Effort: c.effort, AgentType: opts.AgentType, Isolation: opts.Isolation, Permissions: c.permissions}
+	// The fingerprint takes the call's settings as resolved: a call whose
+	// configured model changed is a different call.
+	resolved := opts
+	resolved.Model, resolved.Effort, resolved.Permissions = c.model, c.effort, string(c.permissions)
+	var canonical []byte
 	if schema != nil {
-		in.Schema = schema.canonical
+		canonical = schema.canonical
 	}
-	c.fp = fingerprint(in)
+	c.fp = AgentFingerprint(prompt, c.executor, resolved, canonical)
 
 	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
 		if p.worktree != nil {
@@ -225,8 +227,7 @@ func (c *agentCall) checkBudget() error {
 	}
 	if spent := r.spent.Load(); spent >= budget {
 		r.limitHit("budget", fmt.Sprintf("%d of %d tokens spent", spent, budget))
-		return newError(CodeBudget, ErrBudgetExhausted,
-			fmt.Sprintf("agent(): the token budget is spent (%d of %d tokens); resume with a larger --token-budget to go on", spent, budget))
+		return BudgetError(spent, budget)
 	}
 	return nil
 }
@@ -241,7 +242,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time, wt *Worktree) {
 	switch class {
 	case executors.RateLimited:
 		r.pauseFor("rate limited: " + out.err.Error())
-		c.settle(nil, newError(CodeUsageLimit, ErrRateLimited, out.err.Error()))
+		c.settle(nil, RateLimitError(out.err.Error()))
 		return
 	case executors.Unavailable:
 		reason := unavailableReason(c.executor, out.err)
@@ -265,12 +266,7 @@ func (c *agentCall) fail(out attemptResult, started time.Time, wt *Worktree) {
 		return
 	}
 	if c.opts.Required {
-		code := CodeAgentFailed
-		if errors.Is(out.err, context.DeadlineExceeded) {
-			code = CodeAgentTimeout
-		}
-		c.settle(nil, newError(code, ErrRequiredFailed,
-			fmt.Sprintf("agent(): a required call ended without an answer: %v", out.err)))
+		c.settle(nil, RequiredError(out.err, false))
 		return
 	}
 	c.settle(json.RawMessage("null"), nil)
@@ -363,8 +359,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 		}
 		repairs++
 		if repairs >= r.opts.SchemaAttempts {
-			out.err = newError(CodeSchema, ErrSchemaInvalid,
-				fmt.Sprintf("agent(): the answer did not satisfy the schema after %d attempts: %v", repairs, verr))
+			out.err = SchemaError(repairs, verr)
 			return out
 		}
 		r.append(&record{Type: recRetry, Path: c.path, Error: &errorInfo{Class: "schema", Message: verr.Error()}})

@@ -21,6 +21,9 @@ type nopEnv struct {
 
 func (e nopEnv) Args() json.RawMessage { return nil }
 func (e nopEnv) Root() lang.Scope      { return e.scope }
+func (e nopEnv) Scheduler() lang.Scheduler {
+	return lang.Goroutines{}
+}
 func (e nopEnv) Agent(_ context.Context, _ lang.Scope, _ string, _ lang.AgentOptions, done lang.Done) {
 	done(json.RawMessage(`"ok"`), nil)
 	if e.twice {

@@ -46,7 +46,7 @@ func newRun(ctx context.Context, s *Script, env lang.Env) *run {
 		ctx:          ctx,
 		script:       s,
 		env:          env,
-		inbox:        newInbox(),
+		inbox:        newInbox(env.Scheduler().NewWake()),
 		engineErrors: map[*goja.Object]engineError{},
 		pending:      map[*goja.Object]*pending{},
 	}
@@ -104,10 +104,8 @@ func (r *run) loop(body *goja.Promise) error {
 				Message: "the script is waiting for a promise that nothing will ever settle",
 				Hint:    "await only promises made by agent(), parallel(), pipeline(), workflow() and checkpoint(); there are no timers"}
 		}
-		select {
-		case <-r.ctx.Done():
+		if err := r.inbox.wake.Wait(r.ctx); err != nil {
 			return r.stopped()
-		case <-r.inbox.wake:
 		}
 		for _, settle := range r.inbox.take() {
 			if r.ctx.Err() != nil {

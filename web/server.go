@@ -53,6 +53,9 @@ type Config struct {
 	// request's own: what `serve` was given. Zero means
 	// engine.DefaultOptions().
 	Defaults engine.Options
+	// Elsewhere lists and shows the project's runs that execute outside
+	// this runtime; nil means there are none.
+	Elsewhere RunSource
 }
 
 // Server is the HTTP API of one runtime.
@@ -111,7 +114,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cp.attach(cfg.Runtime.Events())
 	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, requests: newIdempotency(1024), checkpoints: cp,
-		summaries: newSummariesCache(cfg.Runtime), epoch: newEpoch()}
+		summaries: newSummariesCache(cfg.Runtime, cfg.Elsewhere, log), epoch: newEpoch()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.echo = s.newEcho()
 	return s, nil

@@ -18,7 +18,7 @@ import (
 
 // errNoRuntime explains why there is nothing to answer: only a live
 // runtime makes checkpoints wait for a human.
-var errNoRuntime = errors.New("this project has no live runtime; checkpoints wait for an answer only under `dynworkflow serve` (a plain run applies their declared default, or aborts)")
+var errNoRuntime = errors.New("this project has no live runtime and no run on Temporal waits on a checkpoint; checkpoints wait for an answer under `dynworkflow serve`, or on Temporal with --await-checkpoints (a plain run applies their declared default, or aborts)")
 
 // pendingCheckpoints lists the checkpoints waiting in the project's live
 // runtime, oldest first; live is false when there is no live runtime.
@@ -67,6 +67,11 @@ dynworkflow respond CHECKPOINT VALUE.`,
 					return apiFailure(err)
 				}
 			}
+			remote, _, err := a.temporalCheckpoints(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cps = append(cps, remote...)
 			kept := cps[:0]
 			for _, cp := range cps {
 				if runID == "" || cp.RunID == runID {
@@ -81,7 +86,7 @@ dynworkflow respond CHECKPOINT VALUE.`,
 				return encodeJSON(a.stdout, cps)
 			}
 			switch {
-			case cl == nil:
+			case cl == nil && len(cps) == 0:
 				fmt.Fprintln(a.stderr, "no pending checkpoints:", errNoRuntime)
 				return nil
 			case len(cps) == 0:
@@ -135,19 +140,27 @@ on exactly one checkpoint. VALUE is read by the checkpoint's kind:
   text     the text as it is
 
 The answer is checked against the checkpoint, journaled, and replayed on
-resume. Checkpoints wait for answers only under dynworkflow serve.`,
+resume. Checkpoints wait for answers under dynworkflow serve, and on
+Temporal in runs started with --await-checkpoints.`,
 		Args: exactArgs(2, "respond needs a checkpoint (see: dynworkflow checkpoints) and a value"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cl, _, err := a.liveOwner(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if cl == nil {
-				return &exitError{code: exitFailed, kind: codeNoRuntime, err: errNoRuntime}
+			var cps []web.Checkpoint
+			if cl != nil {
+				if cps, err = cl.Checkpoints(cmd.Context()); err != nil {
+					return apiFailure(err)
+				}
 			}
-			cps, err := cl.Checkpoints(cmd.Context())
+			remote, owners, err := a.temporalCheckpoints(cmd.Context())
 			if err != nil {
-				return apiFailure(err)
+				return err
+			}
+			cps = append(cps, remote...)
+			if cl == nil && len(cps) == 0 {
+				return &exitError{code: exitFailed, kind: codeNoRuntime, err: errNoRuntime}
 			}
 			cp, err := a.findCheckpoint(cps, args[0])
 			if err != nil {
@@ -158,7 +171,11 @@ resume. Checkpoints wait for answers only under dynworkflow serve.`,
 				// As when the runtime refuses an answer: exit 1.
 				return &exitError{code: exitFailed, kind: codeBadAnswer, err: err}
 			}
-			if err := cl.Respond(cmd.Context(), cp.ID, value); err != nil {
+			if e, onTemporal := owners[cp.ID]; onTemporal {
+				if err := a.respondTemporal(cmd.Context(), e, cp, value); err != nil {
+					return err
+				}
+			} else if err := cl.Respond(cmd.Context(), cp.ID, value); err != nil {
 				return apiFailure(err)
 			}
 			if a.json {

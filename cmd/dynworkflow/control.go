@@ -16,9 +16,12 @@ func (a *app) pauseCommand() *cobra.Command {
 		Short: "Pause a run executing in a live runtime",
 		Args:  exactArgs(1, "pause needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := a.runIDArg(args[0])
+			id, e, onTemporal, err := a.resolveRun(cmd, &backendFlags{}, args[0])
 			if err != nil {
 				return err
+			}
+			if onTemporal {
+				return a.controlTemporal(cmd.Context(), e, "paused")
 			}
 			if done, err := a.forwardControl(cmd.Context(), "paused", id, (*web.Client).Pause); done {
 				return err
@@ -42,9 +45,12 @@ func (a *app) stopCommand() *cobra.Command {
 		Short: "Stop a run and make it non-resumable",
 		Args:  exactArgs(1, "stop needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := a.runIDArg(args[0])
+			id, e, onTemporal, err := a.resolveRun(cmd, &backendFlags{}, args[0])
 			if err != nil {
 				return err
+			}
+			if onTemporal {
+				return a.controlTemporal(cmd.Context(), e, "stopped")
 			}
 			if done, err := a.forwardControl(cmd.Context(), "stopped", id, (*web.Client).Stop); done {
 				return err
@@ -69,9 +75,12 @@ func (a *app) deleteCommand() *cobra.Command {
 		Short:   "Delete a run's journal and snapshot",
 		Args:    exactArgs(1, "delete needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := a.runIDArg(args[0])
+			id, e, onTemporal, err := a.resolveRun(cmd, &backendFlags{}, args[0])
 			if err != nil {
 				return err
+			}
+			if onTemporal {
+				return a.deleteTemporal(cmd.Context(), e)
 			}
 			if done, err := a.forwardControl(cmd.Context(), "deleted", id, (*web.Client).Delete); done {
 				return err

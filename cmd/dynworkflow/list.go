@@ -41,6 +41,11 @@ func (a *app) listCommand() *cobra.Command {
 					}
 				}
 			}
+			remote, err := a.temporalRuns(cmd.Context())
+			if err != nil {
+				return err
+			}
+			sums = mergeSummaries(sums, remote)
 			if a.json {
 				if sums == nil {
 					sums = sums[:0]

@@ -100,6 +100,7 @@ edited resumes without paying for finished calls again.`,
 		a.versionCommand(),
 		a.fakeModelCommand(),
 		a.worktreesCommand(),
+		a.workerCommand(),
 	)
 	return root
 }

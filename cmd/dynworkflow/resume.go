@@ -12,6 +12,7 @@ func (a *app) resumeCommand() *cobra.Command {
 	var of optionFlags
 	var scriptPath string
 	var fw forwardFlagSet
+	var bf backendFlags
 	cmd := &cobra.Command{
 		Use:   "resume ID",
 		Short: "Resume a paused, failed or completed run, replaying its finished calls",
@@ -22,12 +23,19 @@ later calls there run live, while sibling branches keep their results.
 Option flags given here (--token-budget, --max-agents, ...) replace the run's.
 
 When the project has a live runtime (dynworkflow serve), the resume goes to
-it and returns at once; --attach follows the run to its end.`,
+it and returns at once; --attach follows the run to its end.
+
+A run on Temporal resumes there, as a new execution of its workflow; one
+still running there is followed again with --attach (after the process
+that started it was killed, say).`,
 		Args: exactArgs(1, "resume needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := a.runIDArg(args[0])
+			id, e, onTemporal, err := a.resolveRun(cmd, &bf, args[0])
 			if err != nil {
 				return err
+			}
+			if onTemporal {
+				return a.resumeOnTemporal(cmd, &of, &bf, e, scriptPath, fw.attach)
 			}
 			if !fw.local {
 				if cl, d, err := a.liveOwner(cmd.Context()); err != nil {
@@ -71,5 +79,6 @@ it and returns at once; --attach follows the run to its end.`,
 	cmd.Flags().StringVar(&scriptPath, "script", "", "resume with this (edited) script instead of the journaled one")
 	fw.register(cmd)
 	of.register(cmd.Flags())
+	bf.register(cmd.Flags(), true)
 	return cmd
 }

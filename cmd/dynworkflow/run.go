@@ -19,6 +19,7 @@ func (a *app) runCommand() *cobra.Command {
 	var of optionFlags
 	var watchFiles, ui bool
 	var fw forwardFlagSet
+	var bf backendFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE|NAME|-",
 		Short: "Run a workflow script, or a saved workflow by name",
@@ -51,6 +52,15 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 				if err := a.readStdinScript(); err != nil {
 					return err
 				}
+			}
+			if err := a.resolveBackend(cmd, &bf); err != nil {
+				return err
+			}
+			if bf.backend == backendTemporal {
+				if watchFiles {
+					return usageErrorf("--watch runs in this process; it does not go with --backend temporal")
+				}
+				return a.runOnTemporal(cmd, &of, &bf, args[0])
 			}
 			if !fw.local && !watchFiles {
 				if cl, d, err := a.liveOwner(cmd.Context()); err != nil {
@@ -95,6 +105,7 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 	cmd.Flags().BoolVar(&ui, "ui", false, "serve the dashboard for this run (link on stderr) and keep it up until Ctrl-C; checkpoints wait for an answer there")
 	fw.register(cmd)
 	of.register(cmd.Flags())
+	bf.register(cmd.Flags(), true)
 	return cmd
 }
 

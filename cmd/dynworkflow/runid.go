@@ -7,6 +7,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/engine/temporal"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -26,9 +27,24 @@ func resolveRunID(st *store.Store, typed string) (string, error) {
 			return typed, nil
 		}
 	}
+	ix := temporal.OpenIndex(st.ProjectDir())
+	if typed != lastRun {
+		if _, ok, _ := ix.Get(typed); ok {
+			return typed, nil
+		}
+	}
 	sums, err := st.ListSummaries()
 	if err != nil {
 		return "", err
+	}
+	// The project's runs on Temporal count too, as last seen: no call to
+	// Temporal to resolve a name.
+	if entries, err := ix.List(); err == nil && len(entries) > 0 {
+		remote := make([]store.Summary, len(entries))
+		for i, e := range entries {
+			remote[i] = e.Summary
+		}
+		sums = mergeSummaries(sums, remote)
 	}
 	if typed == lastRun {
 		if len(sums) == 0 {

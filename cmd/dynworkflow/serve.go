@@ -132,7 +132,8 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	started := time.Now()
 	srv, err := web.New(web.Config{
 		Runtime: rt, Checkpoints: checkpoints, Token: token, Cwd: cwd, StartedAt: started, Version: programVersion(), Defaults: opts,
-		Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Elsewhere: temporalSource{a},
+		Logger:    slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		ln.Close()

@@ -55,19 +55,10 @@ Text from agents and scripts is shown with control characters escaped
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rt, err := a.runtime(simulate.Config{})
+			d, waiting, err := a.inspect(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			id, err := resolveRunID(rt.Store(), args[0])
-			if err != nil {
-				return err
-			}
-			d, err := rt.Inspect(id)
-			if err != nil {
-				return err
-			}
-			waiting := a.runCheckpoints(cmd, id)
 			if len(waiting) > 0 && d.Summary.Status == string(engine.StatusRunning) {
 				d.Summary.Status = statusWaiting
 			}
@@ -553,4 +544,25 @@ func clock(t time.Time) string {
 		return strings.Repeat(" ", 12)
 	}
 	return t.Local().Format("15:04:05.000")
+}
+
+// inspect reads a run's detail and the checkpoints it waits on: from
+// Temporal for a run there, else from the journal and the live runtime.
+func (a *app) inspect(cmd *cobra.Command, typed string) (*engine.Detail, []web.Checkpoint, error) {
+	id, e, onTemporal, err := a.resolveRun(cmd, &backendFlags{}, typed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if onTemporal {
+		return a.showTemporal(cmd.Context(), e)
+	}
+	rt, err := a.runtime(simulate.Config{})
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := rt.Inspect(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, a.runCheckpoints(cmd, id), nil
 }

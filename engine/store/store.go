@@ -123,8 +123,12 @@ func (s *Store) SavedDir() string { return s.savedDir }
 // SavedDirs returns where saved workflows are looked up, first match
 // winning: the project's own, then the root's, shared by every project. The
 // second may not exist.
-func (s *Store) SavedDirs() []string {
-	return []string{s.savedDir, filepath.Join(s.root, "saved")}
+func (s *Store) SavedDirs() []string { return SavedDirs(s.root, s.projectID) }
+
+// SavedDirs is Store.SavedDirs for the project with the given id under
+// root, without opening (and so creating) the state.
+func SavedDirs(root, projectID string) []string {
+	return []string{filepath.Join(root, "projects", projectID, "saved"), filepath.Join(root, "saved")}
 }
 
 // WorktreesDir returns the directory holding the git worktrees of run

@@ -76,6 +76,9 @@ func (e *Env) Args() json.RawMessage { return e.args }
 func (e *Env) Root() lang.Scope      { return e.root }
 func (e *Env) Budget() lang.Budget   { return e.budget }
 
+// Scheduler runs branches on goroutines, as a local run does.
+func (e *Env) Scheduler() lang.Scheduler { return lang.Goroutines{} }
+
 // Cwd is the working directory SetCwd set, else "/project".
 func (e *Env) Cwd() string {
 	if e.cwd == "" {

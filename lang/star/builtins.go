@@ -2,6 +2,7 @@ package star
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -54,7 +55,7 @@ func (r *run) agent(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.await(func(done lang.Done) { r.env.Agent(r.ctx, scope, prompt, opts, done) })
+	res, err := r.await(th, func(ctx context.Context, done lang.Done) { r.env.Agent(ctx, scope, prompt, opts, done) })
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +81,7 @@ func (r *run) checkpoint(th *starlark.Thread, b *starlark.Builtin, args starlark
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.await(func(done lang.Done) { r.env.Checkpoint(r.ctx, scope, req, done) })
+	res, err := r.await(th, func(ctx context.Context, done lang.Done) { r.env.Checkpoint(ctx, scope, req, done) })
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +120,7 @@ func (r *run) workflow(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 			return nil, fmt.Errorf("workflow(): the args cannot be turned into JSON: %v", err)
 		}
 	}
-	res, err := r.await(func(done lang.Done) { r.env.Workflow(r.ctx, scope, name, raw, done) })
+	res, err := r.await(th, func(ctx context.Context, done lang.Done) { r.env.Workflow(ctx, scope, name, raw, done) })
 	if err != nil {
 		return nil, err
 	}
