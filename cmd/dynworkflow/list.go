@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -42,7 +43,12 @@ func (a *app) listCommand() *cobra.Command {
 				}
 			}
 			remote, err := a.temporalRuns(cmd.Context())
-			if err != nil {
+			// A build without Temporal lists what it can, and says what
+			// it leaves out.
+			hidden := errors.Is(err, errNoCompanion)
+			if hidden {
+				fmt.Fprintln(a.stderr, "dynworkflow:", err)
+			} else if err != nil {
 				return err
 			}
 			sums = mergeSummaries(sums, remote)
@@ -55,7 +61,9 @@ func (a *app) listCommand() *cobra.Command {
 				return enc.Encode(sums)
 			}
 			if len(sums) == 0 {
-				fmt.Fprintln(a.stderr, "no runs yet; start one with: dynworkflow run FILE")
+				if !hidden {
+					fmt.Fprintln(a.stderr, "no runs yet; start one with: dynworkflow run FILE")
+				}
 				return nil
 			}
 			out := bufio.NewWriter(a.stdout)
