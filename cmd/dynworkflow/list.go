@@ -21,6 +21,16 @@ func (a *app) listCommand() *cobra.Command {
 		Short:   "List the project's runs, newest first",
 		Args:    exactArgs(0, "list takes no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The runs on Temporal first: a build without Temporal hands
+			// the listing over before doing any of it, or lists what it
+			// can and says what it leaves out.
+			remote, err := a.temporalRuns(cmd.Context())
+			hidden := errors.Is(err, errNoCompanion)
+			if hidden {
+				fmt.Fprintln(a.stderr, "dynworkflow:", err)
+			} else if err != nil {
+				return err
+			}
 			rt, err := a.runtime(simulate.Config{})
 			if err != nil {
 				return err
@@ -41,15 +51,6 @@ func (a *app) listCommand() *cobra.Command {
 						sums[i].Status = statusWaiting
 					}
 				}
-			}
-			remote, err := a.temporalRuns(cmd.Context())
-			// A build without Temporal lists what it can, and says what
-			// it leaves out.
-			hidden := errors.Is(err, errNoCompanion)
-			if hidden {
-				fmt.Fprintln(a.stderr, "dynworkflow:", err)
-			} else if err != nil {
-				return err
 			}
 			sums = mergeSummaries(sums, remote)
 			if a.json {
