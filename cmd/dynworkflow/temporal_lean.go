@@ -15,15 +15,15 @@ import (
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
-// This build has no Temporal client: the Temporal SDK's package
-// initialization alone would add 20 MB to the binary and 10 MB to the
-// memory of every command, `list` included. What involves Temporal is
-// handed to the companion build (companion.go): a run or a resume on
-// --backend temporal, a worker, a command on a run the project's index puts
-// on Temporal, and a listing, a checkpoint or the server of a project that
-// has runs there. Nothing here hides those runs: without the companion,
-// such a command fails and says how to install it, and `list` shows the
-// local runs with a warning that counts the others.
+// This build has no Temporal client: the Temporal SDK would add 20 MB to
+// the binary and, through its package initialization (which Go cannot
+// defer), 10 MB to the memory of every command, `list` included. What
+// involves Temporal is handed to the companion build (companion.go): a run
+// or a resume on --backend temporal, a worker, a command on a run the
+// project's index puts on Temporal, and a listing, a checkpoint or the
+// server of a project that has runs there. Nothing here hides those runs:
+// without the companion, such a command fails and says how to install it,
+// and `list` shows the local runs with a warning that counts the others.
 
 func (a *app) runOnTemporal(*cobra.Command, *optionFlags, *backendFlags, string) error {
 	return a.handOver("--backend temporal")
@@ -90,7 +90,7 @@ func (a *app) runsElsewhere() (web.RunSource, error) {
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
-	return nil, a.handOver(runsOnTemporal(len(entries)) + " to serve")
+	return nil, a.handOver("serving a project with runs on Temporal")
 }
 
 func (a *app) workerCommand() *cobra.Command {

@@ -235,7 +235,8 @@ func (s temporalSource) Detail(ctx context.Context, id string) (*engine.Detail, 
 // adoptTemporal finds a run the project's index does not know on the
 // Temporal the backend settings name (a run started from another machine,
 // say), and records it, so that every command handles it from then on. It
-// reports false when Temporal does not know it either.
+// reports false when Temporal does not know it either. resolveRun asks
+// only for an id mayAdopt lets through.
 func (a *app) adoptTemporal(cmd *cobra.Command, bf *backendFlags, id string) (temporal.Entry, bool, error) {
 	c, err := a.dialTemporal(cmd.Context(), bf.temporal)
 	if err != nil {
