@@ -20,6 +20,11 @@ LATENCY=${2:-1s}
 WORKERS=${3:-"1 2 4"}
 bench_init
 (cd "$REPO" && go build -o "$WORK/callstats" ./bench/cmd/callstats)
+# dynworkflow hands its Temporal commands (worker, run --backend temporal,
+# show of a run there) to its companion, the build with the Temporal client:
+# built here, and found on PATH when not next to $DW.
+(cd "$REPO" && go build -tags temporal -o "$WORK/dynworkflow-temporal" ./cmd/dynworkflow)
+export PATH="$WORK:$PATH"
 DEV=$(cd "$REPO" && go run ./internal/temporaltest/prebuild)
 write_fanout fanout.workflow.js
 

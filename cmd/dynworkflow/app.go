@@ -37,6 +37,11 @@ type app struct {
 	// config is the executor configuration, read once (executorConfig).
 	config    *execconfig.Config
 	configErr error
+
+	// handedOver is the build without Temporal that started this process
+	// in its place to run a Temporal command (companion.go); empty when
+	// the user started it.
+	handedOver string
 }
 
 // projectDir is --cwd made absolute, or the working directory. Both are

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dynworkflow/dynworkflow/engine/temporal"
+	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 )
 
 // backendFile is the project's choice of backend:
@@ -33,7 +30,7 @@ const (
 // DYNWORKFLOW_TASK_QUEUE), which wins over the project's backend file.
 type backendFlags struct {
 	backend          string
-	temporal         temporal.Config
+	temporal         index.Config
 	awaitCheckpoints bool
 	heartbeat        time.Duration
 }
@@ -42,7 +39,7 @@ func (b *backendFlags) register(fs *pflag.FlagSet, forRuns bool) {
 	if forRuns {
 		fs.StringVar(&b.backend, "backend", backendLocal, "where the run executes: local, or temporal (its agents run on `dynworkflow worker` processes)")
 		fs.BoolVar(&b.awaitCheckpoints, "await-checkpoints", false, "on Temporal, checkpoints wait for `dynworkflow respond` instead of taking their headless default")
-		fs.DurationVar(&b.heartbeat, "heartbeat-timeout", temporal.DefaultHeartbeat, "on Temporal, how long a worker may go silent while an agent runs before another worker takes the call")
+		fs.DurationVar(&b.heartbeat, "heartbeat-timeout", index.DefaultHeartbeat, "on Temporal, how long a worker may go silent while an agent runs before another worker takes the call")
 	}
 	fs.StringVar(&b.temporal.Address, "temporal-address", "", "Temporal frontend HOST:PORT (default 127.0.0.1:7233)")
 	fs.StringVar(&b.temporal.Namespace, "temporal-namespace", "", "Temporal namespace (default \"default\")")
@@ -53,8 +50,8 @@ func (b *backendFlags) register(fs *pflag.FlagSet, forRuns bool) {
 // project's backend file.
 func (b *backendFlags) resolve(cmd *cobra.Command, project string) error {
 	var file struct {
-		Backend  string          `json:"backend"`
-		Temporal temporal.Config `json:"temporal"`
+		Backend  string       `json:"backend"`
+		Temporal index.Config `json:"temporal"`
 	}
 	raw, err := os.ReadFile(filepath.Join(project, backendFile))
 	switch {
@@ -79,8 +76,8 @@ func (b *backendFlags) resolve(cmd *cobra.Command, project string) error {
 	}
 	pick("backend", &b.backend, "DYNWORKFLOW_BACKEND", file.Backend, backendLocal)
 	pick("temporal-address", &b.temporal.Address, "DYNWORKFLOW_TEMPORAL_ADDRESS", file.Temporal.Address, "127.0.0.1:7233")
-	pick("temporal-namespace", &b.temporal.Namespace, "DYNWORKFLOW_TEMPORAL_NAMESPACE", file.Temporal.Namespace, temporal.DefaultNamespace)
-	pick("task-queue", &b.temporal.TaskQueue, "DYNWORKFLOW_TASK_QUEUE", file.Temporal.TaskQueue, temporal.DefaultTaskQueue)
+	pick("temporal-namespace", &b.temporal.Namespace, "DYNWORKFLOW_TEMPORAL_NAMESPACE", file.Temporal.Namespace, index.DefaultNamespace)
+	pick("task-queue", &b.temporal.TaskQueue, "DYNWORKFLOW_TASK_QUEUE", file.Temporal.TaskQueue, index.DefaultTaskQueue)
 	if b.backend != backendLocal && b.backend != backendTemporal {
 		return usageErrorf("--backend must be local or temporal, not %q", b.backend)
 	}
@@ -94,55 +91,4 @@ func (a *app) resolveBackend(cmd *cobra.Command, bf *backendFlags) error {
 		return err
 	}
 	return bf.resolve(cmd, cwd)
-}
-
-// sdkLog is where the Temporal SDK's own logs go: warnings and worse, to
-// stderr.
-func (a *app) sdkLog() *slog.Logger {
-	level := slog.LevelWarn
-	if os.Getenv("DYNWORKFLOW_DEBUG") != "" {
-		level = slog.LevelDebug
-	}
-	return slog.New(quietCancels{slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})})
-}
-
-// quietCancels drops the SDK's error line for an agent call cancelled
-// because its run paused or stopped: that is the run going as asked, and
-// a pause of a wide fan-out would print one per agent.
-type quietCancels struct{ slog.Handler }
-
-func (h quietCancels) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "Activity error." {
-		cancelled := false
-		r.Attrs(func(at slog.Attr) bool {
-			if at.Key == "Error" && at.Value.String() == context.Canceled.Error() {
-				cancelled = true
-			}
-			return !cancelled
-		})
-		if cancelled {
-			return nil
-		}
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h quietCancels) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return quietCancels{h.Handler.WithAttrs(attrs)}
-}
-
-func (h quietCancels) WithGroup(name string) slog.Handler {
-	return quietCancels{h.Handler.WithGroup(name)}
-}
-
-// dialTemporal connects to the Temporal of cfg, giving up after a while
-// rather than hanging on an address nobody answers.
-func (a *app) dialTemporal(ctx context.Context, cfg temporal.Config) (*temporal.Client, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	c, err := temporal.Dial(ctx, cfg, hosts(), a.sdkLog())
-	if err != nil {
-		return nil, &exitError{code: exitFailed, err: fmt.Errorf("%w (is the Temporal server up? see --temporal-address)", err)}
-	}
-	return c, nil
 }

@@ -23,6 +23,9 @@ const (
 	codeBadArgs        = "bad_args"
 	codeAmbiguousID    = "ambiguous_id"
 	codeNoRuntime      = "no_live_runtime"
+	// codeNoTemporal: the command needs the Temporal client, which this
+	// build leaves to a companion that is not installed (companion.go).
+	codeNoTemporal = "temporal_not_installed"
 	// The API's codes for the same failures.
 	codeNotFound  = "not_found"
 	codeBadAnswer = "bad_answer"
@@ -124,7 +127,7 @@ func (a *app) report(f failure, cmd *cobra.Command) {
 		_ = enc.Encode(web.ErrorBody{Error: *f.info})
 	}
 	fmt.Fprintln(a.stderr, "dynworkflow:", f.info.Message)
-	if f.exit == exitUsage {
+	if f.exit == exitUsage && f.info.Code != codeNoTemporal {
 		path := "dynworkflow"
 		if cmd != nil {
 			path = cmd.CommandPath()

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -20,6 +21,16 @@ func (a *app) listCommand() *cobra.Command {
 		Short:   "List the project's runs, newest first",
 		Args:    exactArgs(0, "list takes no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The runs on Temporal first: a build without Temporal hands
+			// the listing over before doing any of it, or lists what it
+			// can and says what it leaves out.
+			remote, err := a.temporalRuns(cmd.Context())
+			hidden := errors.Is(err, errNoCompanion)
+			if hidden {
+				fmt.Fprintln(a.stderr, "dynworkflow:", err)
+			} else if err != nil {
+				return err
+			}
 			rt, err := a.runtime(simulate.Config{})
 			if err != nil {
 				return err
@@ -41,10 +52,6 @@ func (a *app) listCommand() *cobra.Command {
 					}
 				}
 			}
-			remote, err := a.temporalRuns(cmd.Context())
-			if err != nil {
-				return err
-			}
 			sums = mergeSummaries(sums, remote)
 			if a.json {
 				if sums == nil {
@@ -55,7 +62,9 @@ func (a *app) listCommand() *cobra.Command {
 				return enc.Encode(sums)
 			}
 			if len(sums) == 0 {
-				fmt.Fprintln(a.stderr, "no runs yet; start one with: dynworkflow run FILE")
+				if !hidden {
+					fmt.Fprintln(a.stderr, "no runs yet; start one with: dynworkflow run FILE")
+				}
 				return nil
 			}
 			out := bufio.NewWriter(a.stdout)

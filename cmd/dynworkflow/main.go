@@ -14,6 +14,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// handedOverEnv names, in the environment of a process, the build without
+// Temporal that handed it its command (companion.go).
+const handedOverEnv = "DYNWORKFLOW_HANDED_OVER"
+
 // Exit codes.
 const (
 	exitOK     = 0
@@ -40,7 +44,10 @@ const gcPercent = 50
 
 // run executes the command line and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := &app{stdin: stdin, stdout: stdout, stderr: stderr, logs: &logSink{out: stderr}}
+	app := &app{stdin: stdin, stdout: stdout, stderr: stderr, logs: &logSink{out: stderr}, handedOver: os.Getenv(handedOverEnv)}
+	// Only this process was handed the command: what it starts (agents
+	// that run dynworkflow, say) must not think so too.
+	_ = os.Unsetenv(handedOverEnv)
 	root := app.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -48,11 +48,9 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			if args[0] == "-" && watchFiles {
 				return usageErrorf("run - --watch: a script read from standard input has no file to watch")
 			}
-			if args[0] == "-" {
-				if err := a.readStdinScript(); err != nil {
-					return err
-				}
-			}
+			// The backend is known before standard input is read: a build
+			// without Temporal hands the whole command, stdin unread, to the
+			// build with it.
 			if err := a.resolveBackend(cmd, &bf); err != nil {
 				return err
 			}
@@ -61,6 +59,11 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 					return usageErrorf("--watch runs in this process; it does not go with --backend temporal")
 				}
 				return a.runOnTemporal(cmd, &of, &bf, args[0])
+			}
+			if args[0] == "-" {
+				if err := a.readStdinScript(); err != nil {
+					return err
+				}
 			}
 			if !fw.local && !watchFiles {
 				if cl, d, err := a.liveOwner(cmd.Context()); err != nil {

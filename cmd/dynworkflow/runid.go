@@ -7,7 +7,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
-	"github.com/dynworkflow/dynworkflow/engine/temporal"
+	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -27,7 +27,7 @@ func resolveRunID(st *store.Store, typed string) (string, error) {
 			return typed, nil
 		}
 	}
-	ix := temporal.OpenIndex(st.ProjectDir())
+	ix := index.Open(st.ProjectDir())
 	if typed != lastRun {
 		if _, ok, _ := ix.Get(typed); ok {
 			return typed, nil

@@ -80,6 +80,10 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	if err != nil {
 		return err
 	}
+	elsewhere, err := a.runsElsewhere()
+	if err != nil {
+		return err
+	}
 	// Signals are caught from the start: a Ctrl-C while starting up still
 	// removes the descriptor and releases the project.
 	signals := make(chan os.Signal, 2)
@@ -132,7 +136,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	started := time.Now()
 	srv, err := web.New(web.Config{
 		Runtime: rt, Checkpoints: checkpoints, Token: token, Cwd: cwd, StartedAt: started, Version: programVersion(), Defaults: opts,
-		Elsewhere: temporalSource{a},
+		Elsewhere: elsewhere,
 		Logger:    slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -17,10 +18,19 @@ import (
 
 // The end-to-end tests of --backend temporal run the real binary against a
 // real Temporal server (the dev server of internal/temporaldev), with the
-// workers as separate `dynworkflow worker` processes.
+// workers as separate `dynworkflow worker` processes. The binary is the
+// default build, without the Temporal SDK; every command of these tests that
+// involves Temporal goes through it to its companion, dynworkflow-temporal
+// (the build with -tags temporal), built next to it on first use.
 
 // temporalDev is the package's Temporal server, started on first use.
 var temporalDev temporaltest.Shared
+
+// companion builds dynworkflow-temporal next to the binary under test, once.
+var companion = sync.OnceValues(func() (string, error) {
+	path := filepath.Join(filepath.Dir(binPath), "dynworkflow-temporal")
+	return path, buildBinary(path, "temporal")
+})
 
 var taskQueues atomic.Int64
 
@@ -34,6 +44,9 @@ type temporalEnv struct {
 func newTemporalEnv(t *testing.T) *temporalEnv {
 	t.Helper()
 	srv := temporalDev.Get(t)
+	if _, err := companion(); err != nil {
+		t.Fatal(err)
+	}
 	return &temporalEnv{env: newEnv(t), address: srv.Address, namespace: srv.Namespace,
 		queue: fmt.Sprintf("e2e-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), taskQueues.Add(1))}
 }

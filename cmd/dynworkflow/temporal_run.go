@@ -1,3 +1,5 @@
+//go:build temporal
+
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal"
+	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -25,6 +28,11 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 	opts, err := a.options(cmd, of)
 	if err != nil {
 		return err
+	}
+	if ref == "-" {
+		if err := a.readStdinScript(); err != nil {
+			return err
+		}
 	}
 	for _, f := range []string{"simulate-latency", "simulate-failure-rate", "simulate-seed", "command-executor"} {
 		if cmd.Flags().Changed(f) {
@@ -132,7 +140,7 @@ func (a *app) resumeOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendF
 // ends, turns Ctrl-C into pause (then stop), prints the outcome and
 // returns the exit code as an error. Killing this process does not touch
 // the run: it goes on in Temporal, and `resume --attach` follows it again.
-func (a *app) followTemporal(ctx context.Context, c *temporal.Client, ix temporal.Index, e temporal.Entry, epoch int) error {
+func (a *app) followTemporal(ctx context.Context, c *temporal.Client, ix index.Index, e temporal.Entry, epoch int) error {
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)

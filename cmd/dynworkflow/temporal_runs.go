@@ -1,3 +1,5 @@
+//go:build temporal
+
 package main
 
 import (
@@ -5,11 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,32 +17,6 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/temporal"
 	"github.com/dynworkflow/dynworkflow/web"
 )
-
-// temporalIndex opens the project's index of its runs on Temporal.
-func (a *app) temporalIndex() (temporal.Index, error) {
-	cwd, err := a.projectDir()
-	if err != nil {
-		return temporal.Index{}, err
-	}
-	root, err := a.stateRoot()
-	if err != nil {
-		return temporal.Index{}, err
-	}
-	return temporal.OpenIndex(filepath.Join(root, "projects", store.ProjectID(cwd))), nil
-}
-
-// temporalEntry returns the index entry of run id, if the run is on
-// Temporal.
-func (a *app) temporalEntry(id string) (temporal.Entry, bool, error) {
-	if store.ValidRunID(id) != nil {
-		return temporal.Entry{}, false, nil // the local path reports the bad id
-	}
-	ix, err := a.temporalIndex()
-	if err != nil {
-		return temporal.Entry{}, false, err
-	}
-	return ix.Get(id)
-}
 
 // temporalRuns refreshes the project's runs on Temporal for a listing,
 // one connection per server. A server that does not answer leaves its
@@ -217,18 +189,6 @@ func (a *app) respondTemporal(ctx context.Context, e temporal.Entry, cp web.Chec
 	return nil
 }
 
-// mergeSummaries lists local and Temporal runs together, newest first.
-func mergeSummaries(local, remote []store.Summary) []store.Summary {
-	out := append(local, remote...)
-	slices.SortStableFunc(out, func(a, b store.Summary) int {
-		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.RunID, a.RunID)
-	})
-	return out
-}
-
 // deleteTemporal forgets a run on Temporal that has ended. Its histories
 // stay on the server until the namespace's retention removes them.
 func (a *app) deleteTemporal(ctx context.Context, e temporal.Entry) error {
@@ -251,6 +211,10 @@ func (a *app) deleteTemporal(ctx context.Context, e temporal.Entry) error {
 	return nil
 }
 
+// runsElsewhere is what the API of `serve` shows beside the runtime's own
+// runs: the project's runs on Temporal.
+func (a *app) runsElsewhere() (web.RunSource, error) { return temporalSource{a}, nil }
+
 // temporalSource shows the project's runs on Temporal through the API of
 // `serve`, beside the runtime's own.
 type temporalSource struct{ a *app }
@@ -271,26 +235,9 @@ func (s temporalSource) Detail(ctx context.Context, id string) (*engine.Detail, 
 // adoptTemporal finds a run the project's index does not know on the
 // Temporal the backend settings name (a run started from another machine,
 // say), and records it, so that every command handles it from then on. It
-// reports false when the settings are not Temporal's, when the project has
-// a local run of that id, or when Temporal does not know it either.
+// reports false when Temporal does not know it either. resolveRun asks
+// only for an id mayAdopt lets through.
 func (a *app) adoptTemporal(cmd *cobra.Command, bf *backendFlags, id string) (temporal.Entry, bool, error) {
-	if store.ValidRunID(id) != nil {
-		return temporal.Entry{}, false, nil
-	}
-	if err := a.resolveBackend(cmd, bf); err != nil || bf.backend != backendTemporal {
-		return temporal.Entry{}, false, err
-	}
-	cwd, err := a.projectDir()
-	if err != nil {
-		return temporal.Entry{}, false, err
-	}
-	root, err := a.stateRoot()
-	if err != nil {
-		return temporal.Entry{}, false, err
-	}
-	if _, err := os.Stat(filepath.Join(root, "projects", store.ProjectID(cwd), "runs", id+".jsonl")); err == nil {
-		return temporal.Entry{}, false, nil
-	}
 	c, err := a.dialTemporal(cmd.Context(), bf.temporal)
 	if err != nil {
 		return temporal.Entry{}, false, err
@@ -308,28 +255,4 @@ func (a *app) adoptTemporal(cmd *cobra.Command, bf *backendFlags, id string) (te
 		return temporal.Entry{}, false, err
 	}
 	return e, true, ix.Put(e)
-}
-
-// resolveRun resolves a command's run argument as runIDArg does (an id,
-// a prefix, or "last", over the local runs and the project's runs on
-// Temporal), and says whether the run is on Temporal. An id no run of the
-// project has is looked for on the Temporal the backend settings name,
-// and adopted when found there.
-func (a *app) resolveRun(cmd *cobra.Command, bf *backendFlags, typed string) (string, temporal.Entry, bool, error) {
-	id, err := a.runIDArg(typed)
-	if err == nil {
-		e, ok, err := a.temporalEntry(id)
-		return id, e, ok, err
-	}
-	if !errors.Is(err, engine.ErrNotFound) {
-		return "", temporal.Entry{}, false, err
-	}
-	e, ok, aerr := a.adoptTemporal(cmd, bf, typed)
-	switch {
-	case aerr != nil:
-		return "", e, false, aerr
-	case !ok:
-		return "", e, false, err
-	}
-	return e.RunID, e, true, nil
 }

@@ -17,28 +17,15 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // Config says which Temporal to use.
-type Config struct {
-	// Address is the frontend's host:port.
-	Address   string `json:"address"`
-	Namespace string `json:"namespace"`
-	// TaskQueue is where runs go and workers poll.
-	TaskQueue string `json:"taskQueue"`
-}
+type Config = index.Config
 
-// withDefaults fills in the namespace and task queue.
-func (c Config) withDefaults() Config {
-	if c.Namespace == "" {
-		c.Namespace = DefaultNamespace
-	}
-	if c.TaskQueue == "" {
-		c.TaskQueue = DefaultTaskQueue
-	}
-	return c
-}
+// Entry is one run in a project's index of its runs on Temporal.
+type Entry = index.Entry
 
 // Client starts, follows and controls runs on Temporal.
 type Client struct {
@@ -50,7 +37,7 @@ type Client struct {
 // Dial connects to the Temporal frontend of cfg. log receives the SDK's own
 // logs; nil discards them.
 func Dial(ctx context.Context, cfg Config, hosts *lang.Registry, log *slog.Logger) (*Client, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if cfg.Address == "" {
 		return nil, errors.New("no Temporal address: pass --temporal-address HOST:PORT")
 	}

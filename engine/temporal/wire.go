@@ -6,6 +6,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -19,9 +20,9 @@ const (
 	StateQuery          = "dynworkflow.state"
 	RespondUpdate       = "dynworkflow.respond"
 	PauseSignal         = "dynworkflow.pause"
-	DefaultTaskQueue    = "dynworkflow"
-	DefaultNamespace    = "default"
-	DefaultHeartbeat    = 30 * time.Second
+	DefaultTaskQueue    = index.DefaultTaskQueue
+	DefaultNamespace    = index.DefaultNamespace
+	DefaultHeartbeat    = index.DefaultHeartbeat
 	defaultAgentTimeout = 24 * time.Hour
 	ruleStop            = "stop"
 )

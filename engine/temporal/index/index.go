@@ -1,4 +1,10 @@
-package temporal
+// Package index records which of a project's runs are on Temporal, and on
+// which Temporal: the part of the Temporal backend that needs no Temporal
+// SDK. A build of dynworkflow without the SDK (the default build, lean and
+// fast to start) reads it to know that a run, a listing or a command
+// involves Temporal, and hands those to the build with the SDK; that build
+// (engine/temporal) writes it.
+package index
 
 import (
 	"encoding/json"
@@ -9,10 +15,41 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
+
+// The defaults of a Config and of a run's settings on Temporal. They live
+// here, not beside the client, so that both builds offer the same flags.
+const (
+	DefaultNamespace = "default"
+	DefaultTaskQueue = "dynworkflow"
+	// DefaultHeartbeat is how long a worker may go silent while an agent
+	// runs before its call goes to another worker.
+	DefaultHeartbeat = 30 * time.Second
+)
+
+// Config says which Temporal to use.
+type Config struct {
+	// Address is the frontend's host:port.
+	Address   string `json:"address"`
+	Namespace string `json:"namespace"`
+	// TaskQueue is where runs go and workers poll.
+	TaskQueue string `json:"taskQueue"`
+}
+
+// WithDefaults fills in the namespace and task queue.
+func (c Config) WithDefaults() Config {
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
+	}
+	if c.TaskQueue == "" {
+		c.TaskQueue = DefaultTaskQueue
+	}
+	return c
+}
 
 // An Index is a project's list of its runs on Temporal, kept in the
 // project's state directory: what `list` shows beside the local runs, and
@@ -21,9 +58,9 @@ import (
 // caches its last summary, so that listing a finished run costs no call.
 type Index struct{ dir string }
 
-// OpenIndex returns the index of the project whose state directory is
+// Open returns the index of the project whose state directory is
 // projectDir (store.Store.ProjectDir).
-func OpenIndex(projectDir string) Index { return Index{dir: filepath.Join(projectDir, "temporal")} }
+func Open(projectDir string) Index { return Index{dir: filepath.Join(projectDir, "temporal")} }
 
 // Entry is one run on Temporal.
 type Entry struct {
