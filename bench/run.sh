@@ -29,6 +29,9 @@ export DYNWORKFLOW_BIN=$OUT/dynworkflow MEASURE_BIN=$OUT/measure
 echo "== go test -run '^\$' -bench . -benchtime $BENCHTIME ./engine/"
 go test -run '^$' -bench . -benchtime "$BENCHTIME" -count 1 ./engine/ | tee "$OUT/go-bench.txt"
 
+echo "== go test -run '^\$' -bench Isolation10k -benchtime 10x ./internal/worktree/"
+go test -run '^$' -bench Isolation10k -benchtime 10x -count 1 ./internal/worktree/ | tee -a "$OUT/go-bench.txt"
+
 # gb NAME UNIT: a metric of a Go benchmark, by name without the -GOMAXPROCS
 # suffix and by unit.
 gb() {
@@ -57,6 +60,14 @@ gb() {
 	result "engine: journal bytes per call, n=1000" "$(gb BenchmarkBytesPerCall/n=1000 journal-bytes/call)" B -
 	result "engine: List, 50 runs x 200 calls (in process)" "$(gb BenchmarkList50x200 ms/list)" ms -
 	result "engine: resume 10,000 calls all replayed" "$(awk -v ms="$(gb BenchmarkResumeAllReplayed10000 ms/resume)" 'BEGIN { printf "%.3f", ms / 1000 }')" s "<1"
+	for unit in ms/call cpu-ms/call; do
+		u=${unit%/call}
+		result "isolation, 10k files: a no-op call waits for (set-up + settle), $u" "$(gb BenchmarkIsolation10k/call-waits "$unit")" ms "<300"
+		result "isolation, 10k files: set-up + settle + removal in sequence, $u" "$(gb BenchmarkIsolation10k/call-total "$unit")" ms "<300"
+		result "isolation, 10k files: floor git worktree add, $u" "$(gb BenchmarkIsolation10k/floor-add "$unit")" ms -
+		result "isolation, 10k files: floor add + remove + branch -D, $u" "$(gb BenchmarkIsolation10k/floor-add-remove "$unit")" ms -
+		result "isolation, 10k files: a call editing one file (set-up + commit), $u" "$(gb BenchmarkIsolation10k/edit-waits "$unit")" ms -
+	done
 	result "engine: finished-to-durable window, 16 at a time, p50" "$(gb BenchmarkFinishedToDurable p50-ms)" ms -
 	result "engine: finished-to-durable window, 16 at a time, p99" "$(gb BenchmarkFinishedToDurable p99-ms)" ms "<20"
 	result "engine: finished-to-durable window, 16 at a time, max" "$(gb BenchmarkFinishedToDurable max-ms)" ms -

@@ -29,7 +29,7 @@ import (
 // (fsync-cpu-µs, fsync-wall-µs) and subtracts fsyncs/call of them.
 func BenchmarkParallelNoop1000(b *testing.B) {
 	const n = 1000
-	concs := []int{DefaultConcurrency()}
+	concs := []int{DefaultConcurrency}
 	if concs[0] != 16 {
 		concs = append(concs, 16)
 	}
@@ -93,13 +93,13 @@ func BenchmarkBytesPerCall(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			e := newBenchEnv(b)
-			e.start(b, n, DefaultConcurrency())
+			e.start(b, n, DefaultConcurrency)
 			var journalBytes, fsyncs int64
 			var snapshot int64
 			runs := 0
 			w0 := benchWritten()
 			for b.Loop() {
-				res := e.start(b, n, DefaultConcurrency())
+				res := e.start(b, n, DefaultConcurrency)
 				journalBytes += res.journal.Bytes
 				fsyncs += res.journal.Fsyncs
 				snapshot = benchFileSize(e.rt.store.RunPaths(res.id).Snapshot)

@@ -27,12 +27,7 @@ func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang
 		done(nil, context.Cause(ctx))
 		return
 	}
-	shape, _ := json.Marshal(struct {
-		Kind    lang.CheckpointKind `json:"kind"`
-		Choices []string            `json:"choices,omitempty"`
-		Default json.RawMessage     `json:"default,omitempty"`
-	}{req.Kind, req.Choices, req.Default})
-	fp := fingerprint(fingerprintInput{Kind: "checkpoint", Prompt: req.Prompt, Schema: shape})
+	fp := CheckpointFingerprint(req)
 	if p, ok := r.replay.lookup(sc, path, fp, f.mode); ok {
 		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
 		done(p.result, nil)
@@ -95,6 +90,5 @@ func (r *Run) headlessAnswer(req lang.CheckpointRequest, source, why string) (js
 	if req.Headless == "default" {
 		return req.Default, source, nil
 	}
-	return nil, "", newError("CHECKPOINT_ABORT", ErrCheckpointAbort,
-		fmt.Sprintf("checkpoint(%q) needs an answer, %s, and it declares no default; give it a default, or run it under `dynworkflow serve` to answer it", req.Prompt, why))
+	return nil, "", CheckpointAbortError(req, why, "under `dynworkflow serve`")
 }

@@ -14,9 +14,10 @@ import (
 // Decoding stays with encoding/json; TestRecordEncoding holds the two
 // together. The few records written once per execution (run, resume,
 // script, end) go through encoding/json whole: handing their headers to it
-// from here would make every call's record escape to the heap.
+// from here would make every call's record escape to the heap. So do the
+// records of isolated calls, which cost a git checkout each anyway.
 func appendRecord(b []byte, rec *record) []byte {
-	if rec.Run != nil || rec.Resume != nil || rec.Script != nil || rec.End != nil {
+	if rec.Run != nil || rec.Resume != nil || rec.Script != nil || rec.End != nil || rec.Worktree != nil {
 		return appendRareRecord(b, *rec)
 	}
 	w := objWriter{b: b}
@@ -38,6 +39,8 @@ func appendRecord(b []byte, rec *record) []byte {
 		w.str("prompt", c.Prompt)
 		w.strOmit("executor", c.Executor)
 		w.strOmit("model", c.Model)
+		w.strOmit("effort", c.Effort)
+		w.strOmit("permissions", string(c.Permissions))
 		w.rawOmit("schema", c.Schema)
 		w.close()
 	}

@@ -15,10 +15,11 @@ func TestRecordEncoding(t *testing.T) {
 	usage := &executors.Usage{InputTokens: 12, CachedInputTokens: 3, OutputTokens: 7, CostUSD: 0.0125}
 	tests := []record{
 		{Seq: 1, Type: recRun, Time: 1700000000000, Run: &runHeader{RunID: "r-1", Name: "n", ScriptPath: "/a.js", ScriptHash: "h",
-			ScriptText: "export const meta = {}\nreturn 1", Args: json.RawMessage(`{"x":[1,2]}`), Options: DefaultOptions(), Cwd: "/tmp"}},
+			ScriptText: "export const meta = {}\nreturn 1", Args: json.RawMessage(`{"x":[1,2]}`), Options: DefaultOptions(), Cwd: "/tmp",
+			Executors: []executors.Definition{{Name: "fake", Kind: "command", Command: []string{"echo", "{prompt}"}, EnvNames: []string{"KEY"}}}}},
 		{Seq: 2, Type: recStarted, Time: 5, Epoch: 3, Path: "/par.0/1/agent.0", Kind: "agent", Fingerprint: "abc",
 			Call: &callInfo{Label: "l", Phase: "p", Prompt: "quote \" backslash \\ newline \n tab \t bell \a nul \x00 é 😀 \u2028", Executor: "simulate", Model: "m",
-				Schema: json.RawMessage(`{"type":"object"}`)}},
+				Effort: "high", Permissions: executors.ReadOnly, Schema: json.RawMessage(`{"type":"object"}`)}},
 		{Seq: 3, Type: recFinished, Time: 6, Path: "/agent.0", Kind: "agent", Fingerprint: "f", Result: json.RawMessage(`"text"`), Usage: usage,
 			Answer: &answerInfo{Source: "live", Provider: "p", Model: "m", Attempts: 2, DurMs: 40,
 				History: []executors.HistoryItem{{Kind: "message", Role: "user", Text: "hi"}, {Kind: "tool_call", Name: "bash", Text: "ls", IsError: true}}}},
@@ -31,6 +32,11 @@ func TestRecordEncoding(t *testing.T) {
 		{Seq: 8, Type: recScript, Time: 11, Script: &scriptRecord{Frame: "/wf.0:c", Name: "c", Path: "c.js", Hash: "h", Text: "t"}},
 		{Seq: 9, Type: recEnd, Time: 12, End: &endInfo{Status: "completed", Result: json.RawMessage(`{"a":1}`), Replayed: 1, Live: 2}},
 		{Seq: 10, Type: recLog, Time: 13, Message: "invalid utf-8: \xff\xfe end"},
+		{Seq: 11, Type: recStarted, Time: 14, Path: "/agent.2", Kind: "agent", Fingerprint: "h", Call: &callInfo{Label: "w", Prompt: "edit"},
+			Worktree: &Worktree{Status: "active", Dir: "/s/worktrees/r/w", Branch: "dynworkflow/r/w", Base: "abc"}},
+		{Seq: 12, Type: recWorktree, Time: 15, Path: "/agent.2", Kind: "agent", Fingerprint: "h",
+			Worktree: &Worktree{Status: "kept", Dir: "/s/worktrees/r/w", Branch: "dynworkflow/r/w", Base: "abc", Head: "def",
+				Committed: true, Interrupted: true, Files: 2, Insertions: 3, Deletions: 1}},
 	}
 	for _, rec := range tests {
 		got := appendRecord(nil, &rec)

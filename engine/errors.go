@@ -17,6 +17,29 @@ var (
 	ErrNotRunning      = errors.New("run is not running in this process")
 	ErrRunning         = errors.New("run is running")
 	ErrRateLimited     = errors.New("rate limited")
+	ErrRequiredFailed  = errors.New("a required agent call failed")
+	// ErrExecutorUnavailable is a call stopped because its executor
+	// cannot serve any call (missing binary, no login, unknown model).
+	ErrExecutorUnavailable = errors.New("executor unavailable")
+)
+
+// The codes scripts see as error.code, and runs record with their error:
+// the Node runtime's (its WorkflowErrorCode), so that scripts written for
+// it branch the same way here.
+const (
+	CodeAgentLimit    = "AGENT_LIMIT_EXCEEDED"
+	CodeBudget        = "TOKEN_BUDGET_EXHAUSTED"
+	CodeSchema        = "SCHEMA_NONCOMPLIANCE"
+	CodeUsageLimit    = "PROVIDER_USAGE_LIMIT"
+	CodeAborted       = "WORKFLOW_ABORTED"
+	CodeScriptInvalid = "SCRIPT_VALIDATION_ERROR"
+	CodeAgentFailed   = "AGENT_EXECUTION_ERROR"
+	CodeAgentTimeout  = "AGENT_TIMEOUT"
+	// CodeExecutorUnavailable is the Node runtime's code for an executor
+	// it cannot run (there, a missing Pi SDK).
+	CodeExecutorUnavailable = "EXECUTOR_UNAVAILABLE"
+	// CodeItemLimit is ours: the Node runtime has no cap on items.
+	CodeItemLimit = "ITEM_LIMIT_EXCEEDED"
 )
 
 // Error is an engine error a script can see, with a stable code.

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 )
@@ -189,16 +191,71 @@ type StatusPayload struct {
 	Failed      int    `json:"failed"`
 }
 
-// CallPayload comes with the call.* events.
+// CallPayload comes with the call.* events. call.started carries the
+// prompt, call.finished the result, call.replayed both, so that a client
+// can show what each agent was asked and answered from the stream alone;
+// both are bounded (see preview), and the run's detail has them whole.
 type CallPayload struct {
-	Path     string           `json:"path"`
-	Label    string           `json:"label,omitempty"`
-	Phase    string           `json:"phase,omitempty"`
-	Executor string           `json:"executor,omitempty"`
-	Prompt   string           `json:"prompt,omitempty"`
-	Usage    *executors.Usage `json:"usage,omitempty"`
-	Error    string           `json:"error,omitempty"`
-	Attempt  int              `json:"attempt,omitempty"`
+	Path     string `json:"path"`
+	Label    string `json:"label,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	Executor string `json:"executor,omitempty"`
+	Prompt   string `json:"prompt,omitempty"`
+	// Result is the call's answer as JSON (a string for text), when it
+	// fits the bound; otherwise ResultPreview has the start of its text.
+	Result        json.RawMessage `json:"result,omitempty"`
+	ResultPreview string          `json:"resultPreview,omitempty"`
+	// Truncated says the prompt (call.started) or the result
+	// (call.finished, call.replayed) was cut to fit an event.
+	Truncated bool             `json:"truncated,omitempty"`
+	Usage     *executors.Usage `json:"usage,omitempty"`
+	Error     string           `json:"error,omitempty"`
+	Attempt   int              `json:"attempt,omitempty"`
+	// Worktree is an isolated call's worktree: where it runs (call.started)
+	// and what became of it (call.finished, call.failed).
+	Worktree *Worktree `json:"worktree,omitempty"`
+}
+
+// eventTextMax bounds the prompt and the result one event carries: the
+// bus keeps tens of thousands of events for clients that reconnect, and a
+// prompt can be a whole file.
+const eventTextMax = 2 << 10
+
+// withPrompt sets the payload's prompt, cut to eventTextMax.
+func (p CallPayload) withPrompt(prompt string) CallPayload {
+	if len(prompt) > eventTextMax {
+		// A copy: a substring would keep the whole prompt in the ring.
+		prompt, p.Truncated = strings.Clone(cutText(prompt, eventTextMax)), true
+	}
+	p.Prompt = prompt
+	return p
+}
+
+// withResult sets the payload's result, or the start of its text when the
+// whole does not fit.
+func (p CallPayload) withResult(result json.RawMessage) CallPayload {
+	if len(result) <= eventTextMax {
+		p.Result = result
+		return p
+	}
+	text := string(result)
+	var s string
+	if json.Unmarshal(result, &s) == nil {
+		text = s
+	}
+	p.ResultPreview, p.Truncated = strings.Clone(cutText(text, eventTextMax)), true
+	return p
+}
+
+// cutText cuts s to at most n bytes, on a character boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // ProgressPayload is live output of a running call.

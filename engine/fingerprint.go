@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash"
+
+	"github.com/dynworkflow/dynworkflow/executors"
 )
 
 // fingerprint hashes what determines a call's answer. Label and phase are
@@ -17,7 +19,12 @@ type fingerprintInput struct {
 	Effort    string
 	AgentType string
 	Isolation string
-	Schema    []byte // canonical JSON
+	// Permissions changes what an agent can do, so a call run read-only
+	// and the same call run with writes allowed are different calls. It
+	// is hashed only when not workspace-write, the default, so that the
+	// fingerprints of runs journaled before policies existed still match.
+	Permissions executors.Permissions
+	Schema      []byte // canonical JSON
 }
 
 func fingerprint(in fingerprintInput) string {
@@ -39,6 +46,9 @@ func fingerprint(in fingerprintInput) string {
 	field(h, in.AgentType)
 	field(h, in.Isolation)
 	field(h, string(in.Schema))
+	if in.Permissions != "" && in.Permissions != executors.WorkspaceWrite {
+		field(h, string(in.Permissions))
+	}
 	sum := h.Sum(nil)
 	return hex.EncodeToString(sum[:16])
 }

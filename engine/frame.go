@@ -33,6 +33,11 @@ var _ lang.Env = (*frame)(nil)
 
 func (f *frame) Args() json.RawMessage { return f.args }
 func (f *frame) Root() lang.Scope      { return f.root }
+func (f *frame) Cwd() string           { return f.run.rt.cfg.Cwd }
+
+// Scheduler runs a host's branches on goroutines: a local run has no
+// determinism to keep beyond the call order the scopes already fix.
+func (f *frame) Scheduler() lang.Scheduler { return lang.Goroutines{} }
 
 func (f *frame) Agent(ctx context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
 	f.run.startAgent(ctx, f, s.(*scope), prompt, opts, done)
@@ -62,8 +67,7 @@ func (f *frame) open(sc *scope, kind, fn string, n int) ([]lang.Scope, error) {
 	base := sc.path + "/" + sc.next(kind)
 	if limit := f.run.opts.MaxItems; n > limit {
 		f.run.limitHit("items", fmt.Sprintf("%s got %d items, over the cap of %d per call", fn, n, limit))
-		return nil, newError("ITEM_LIMIT", ErrItemLimit,
-			fmt.Sprintf("%s: %d items exceed the cap of %d per call; split the work into batches or raise --max-items", fn, n, limit))
+		return nil, ItemLimitError(fn, n, limit)
 	}
 	broken, phase := sc.flow.isBroken(), sc.currentPhase()
 	scopes := make([]lang.Scope, n)

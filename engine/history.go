@@ -21,10 +21,12 @@ type history struct {
 	scriptText string
 	args       json.RawMessage
 	options    Options
-	children   map[string]*scriptRecord // by frame path
-	replay     *replayIndex
-	lastSeq    int64
-	end        *endInfo
+	// executors are the latest journaled executor definitions.
+	executors []executors.Definition
+	children  map[string]*scriptRecord // by frame path
+	replay    *replayIndex
+	lastSeq   int64
+	end       *endInfo
 	// usage is what every live attempt of every execution cost.
 	usage executors.Usage
 	// report is what the scan found besides good records: a torn tail it
@@ -32,6 +34,9 @@ type history struct {
 	report journal.Report
 	// damaged describes the damaged lines, for the user.
 	damaged []DamagedRecord
+	// worktrees is what the journal says of each isolated call's worktree,
+	// by directory.
+	worktrees map[string]*worktreeTrail
 }
 
 // foldRecord is the part of a record a resume needs. Prompts, transcripts
@@ -52,12 +57,16 @@ type foldRecord struct {
 	Answer      *struct {
 		Source string `json:"source"`
 	} `json:"answer"`
-	End *endInfo `json:"end"`
+	Worktree *Worktree `json:"worktree"`
+	End      *endInfo  `json:"end"`
 }
 
 // loadHistory reads and folds the journal at path, repairing a torn tail.
 func loadHistory(path string) (*history, error) {
-	h := &history{children: map[string]*scriptRecord{}, replay: newReplayIndex()}
+	h := &history{children: map[string]*scriptRecord{}, replay: newReplayIndex(), worktrees: map[string]*worktreeTrail{}}
+	// settledBy is the settled worktree of each call path's latest
+	// execution, for its call.finished record to take.
+	settledBy := map[string]*Worktree{}
 	sawRun := false
 	finished := map[string]bool{}
 	report, err := journal.Scan(path, func(b []byte) error {
@@ -78,6 +87,7 @@ func loadHistory(path string) (*history, error) {
 			h.header = *r.Run
 			h.scriptPath, h.scriptHash, h.scriptText = r.Run.ScriptPath, r.Run.ScriptHash, r.Run.ScriptText
 			h.args, h.options = r.Run.Args, r.Run.Options
+			h.executors = r.Run.Executors
 		case recResume:
 			if r.Resume == nil {
 				return errors.New("a resume record without its header")
@@ -91,6 +101,7 @@ func loadHistory(path string) (*history, error) {
 				h.scriptText = r.Resume.ScriptText
 			}
 			h.args, h.options = r.Resume.Args, r.Resume.Options
+			h.executors = mergeDefinitions(h.executors, r.Resume.Executors)
 			h.end = nil
 		case recScript:
 			if r.Script != nil {
@@ -98,6 +109,20 @@ func loadHistory(path string) (*history, error) {
 			}
 		case recStarted:
 			h.replay.addStarted(r.Path, r.Fingerprint)
+			delete(settledBy, r.Path)
+			if w := r.Worktree; w != nil {
+				h.worktrees[w.Dir] = &worktreeTrail{path: r.Path, fp: r.Fingerprint, started: w}
+			}
+		case recWorktree:
+			if w := r.Worktree; w != nil {
+				tr := h.worktrees[w.Dir]
+				if tr == nil {
+					tr = &worktreeTrail{path: r.Path, fp: r.Fingerprint}
+					h.worktrees[w.Dir] = tr
+				}
+				tr.settled = w
+				settledBy[r.Path] = w
+			}
 		case recFinished:
 			var u executors.Usage
 			if r.Usage != nil {
@@ -108,6 +133,11 @@ func loadHistory(path string) (*history, error) {
 			}
 			h.replay.addFinished(r.Path, r.Fingerprint, r.Result, u)
 			finished[r.Path] = true
+			if w := settledBy[r.Path]; w != nil && w.Status == worktreeKept && !w.Interrupted {
+				h.replay.setWorktree(r.Path, r.Fingerprint, w)
+			} else {
+				h.replay.setWorktree(r.Path, r.Fingerprint, nil)
+			}
 		case recFailed:
 			if r.Usage != nil {
 				h.usage = h.usage.Add(*r.Usage)
@@ -133,4 +163,23 @@ func loadHistory(path string) (*history, error) {
 		return nil, fmt.Errorf("%s: %w: the journal has no run record; it is not a dynworkflow journal or it was cut before the run began", path, ErrNotResumable)
 	}
 	return h, nil
+}
+
+// mergeDefinitions is old with the definitions of newer replacing those of
+// the same name: an executor defined by any execution stays known.
+func mergeDefinitions(old, newer []executors.Definition) []executors.Definition {
+	byName := map[string]int{}
+	out := append([]executors.Definition(nil), old...)
+	for i, d := range out {
+		byName[d.Name] = i
+	}
+	for _, d := range newer {
+		if i, ok := byName[d.Name]; ok {
+			out[i] = d
+		} else {
+			byName[d.Name] = len(out)
+			out = append(out, d)
+		}
+	}
+	return out
 }

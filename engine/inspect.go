@@ -26,6 +26,16 @@ type Detail struct {
 	Logs       []LogLine       `json:"logs,omitempty"`
 	Executions []Execution     `json:"executions"`
 	Children   []ScriptInfo    `json:"children,omitempty"`
+	// Executors are the definitions of the executors the run could use.
+	Executors []executors.Definition `json:"executors,omitempty"`
+	// Failures groups the calls whose latest state is failed, by cause.
+	Failures []FailureGroup `json:"failures,omitempty"`
+	// SimulatedAnswers is true when the run's answers are simulated
+	// although nobody asked for the simulated executor.
+	SimulatedAnswers bool `json:"simulatedAnswers,omitempty"`
+	// Worktrees are the worktrees the run's isolated calls kept, the
+	// partial edits of interrupted calls included, in journal order.
+	Worktrees []KeptWorktree `json:"worktrees,omitempty"`
 	// Damaged lists the journal lines that failed their checksum: nothing
 	// in them is trusted. TornBytes is an incomplete last record a crash
 	// left, which the next resume moves aside.
@@ -40,33 +50,48 @@ type ScriptInfo struct {
 	Path  string `json:"path"`
 	Hash  string `json:"hash"`
 	Text  string `json:"text,omitempty"`
+	// Phases are the phase titles the run's meta declares.
+	Phases []string `json:"phases,omitempty"`
 }
 
 // CallDetail is the latest state of one call path.
 type CallDetail struct {
-	Path      string                  `json:"path"`
-	Kind      string                  `json:"kind"`
-	Status    string                  `json:"status"` // running, done, failed
-	Epoch     int                     `json:"epoch"`
-	Label     string                  `json:"label,omitempty"`
-	Phase     string                  `json:"phase,omitempty"`
-	Prompt    string                  `json:"prompt,omitempty"`
-	Executor  string                  `json:"executor,omitempty"`
-	Model     string                  `json:"model,omitempty"`
-	Result    json.RawMessage         `json:"result,omitempty"`
-	Usage     *executors.Usage        `json:"usage,omitempty"`
-	Error     string                  `json:"error,omitempty"`
-	Source    string                  `json:"source,omitempty"`
-	Provider  string                  `json:"provider,omitempty"`
-	Attempts  int                     `json:"attempts,omitempty"`
-	DurMs     int64                   `json:"durMs,omitempty"`
-	History   []executors.HistoryItem `json:"history,omitempty"`
-	StartedAt time.Time               `json:"startedAt,omitzero"`
-	EndedAt   time.Time               `json:"endedAt,omitzero"`
+	Path     string `json:"path"`
+	Kind     string `json:"kind"`
+	Status   string `json:"status"` // running, done, failed
+	Epoch    int    `json:"epoch"`
+	Label    string `json:"label,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	Prompt   string `json:"prompt,omitempty"`
+	Executor string `json:"executor,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Effort   string `json:"effort,omitempty"`
+	// Permissions is the policy the call ran under.
+	Permissions executors.Permissions   `json:"permissions,omitempty"`
+	Result      json.RawMessage         `json:"result,omitempty"`
+	Usage       *executors.Usage        `json:"usage,omitempty"`
+	Error       string                  `json:"error,omitempty"`
+	Source      string                  `json:"source,omitempty"`
+	Provider    string                  `json:"provider,omitempty"`
+	Attempts    int                     `json:"attempts,omitempty"`
+	DurMs       int64                   `json:"durMs,omitempty"`
+	History     []executors.HistoryItem `json:"history,omitempty"`
+	StartedAt   time.Time               `json:"startedAt,omitzero"`
+	EndedAt     time.Time               `json:"endedAt,omitzero"`
+	// Seq is the journal sequence of the record that began the call (its
+	// start, or its answer when it has none): the order calls and log
+	// lines happened in, finer than their millisecond times.
+	Seq int64 `json:"seq,omitempty"`
+
+	// errorClass and errorCode group failures; Failures shows them.
+	errorClass, errorCode string
+	// Worktree is the worktree of an isolated call's latest execution.
+	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
 // LogLine is one log() line or phase change.
 type LogLine struct {
+	Seq     int64     `json:"seq,omitempty"` // journal sequence
 	Time    time.Time `json:"time"`
 	Scope   string    `json:"scope,omitempty"`
 	Level   string    `json:"level"`
@@ -95,13 +120,15 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	}
 	paths := rt.store.RunPaths(id)
 	if _, err := os.Lstat(paths.Journal); errors.Is(err, fs.ErrNotExist) {
+		if run, nerr := rt.store.ReadNodeRun(id); nerr == nil {
+			return rt.inspectNodeRun(run), nil
+		}
 		return rt.journalMissing(id)
 	}
 	f, err := foldJournal(paths.Journal)
 	if err != nil {
 		return nil, err
 	}
-	f.sortCalls()
 	d := f.detail
 	d.Summary, err = rt.summaryOf(id, f)
 	return d, err
@@ -142,15 +169,17 @@ type fold struct {
 	live, failed map[int]int
 }
 
-// foldJournal reads the journal at path without changing it.
+// foldJournal folds a journal into a run's detail, all but its summary,
+// without changing it.
 func foldJournal(path string) (*fold, error) {
 	d := &Detail{Calls: []CallDetail{}}
 	f := &fold{detail: d, byPath: map[string]int{}, live: map[int]int{}, failed: map[int]int{}}
+	byPath := f.byPath
 	call := func(path string) *CallDetail {
-		i, ok := f.byPath[path]
+		i, ok := byPath[path]
 		if !ok {
 			i = len(d.Calls)
-			f.byPath[path] = i
+			byPath[path] = i
 			d.Calls = append(d.Calls, CallDetail{Path: path})
 		}
 		return &d.Calls[i]
@@ -176,8 +205,8 @@ func foldJournal(path string) (*fold, error) {
 				return errors.New("a run record without its header")
 			}
 			f.sawRun = true
-			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText}
-			d.Args, d.Options = h.Args, h.Options
+			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText, Phases: h.Phases}
+			d.Args, d.Options, d.Executors = h.Args, h.Options, h.Executors
 			d.Executions = append(d.Executions, Execution{Epoch: 0, Rule: "fresh", NewHash: h.ScriptHash, StartedAt: at})
 		case recResume:
 			h := r.Resume
@@ -189,6 +218,7 @@ func foldJournal(path string) (*fold, error) {
 				d.Script.Path, d.Script.Text = h.ScriptPath, h.ScriptText
 			}
 			d.Args, d.Options = h.Args, h.Options
+			d.Executors = mergeDefinitions(d.Executors, h.Executors)
 			d.Executions = append(d.Executions, Execution{Epoch: r.Epoch, Rule: h.Rule, OldHash: h.OldHash, NewHash: h.NewHash, StartedAt: at})
 		case recScript:
 			s := r.Script
@@ -204,24 +234,38 @@ func foldJournal(path string) (*fold, error) {
 			}
 		case recStarted:
 			c := call(r.Path)
-			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at}
+			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at, Seq: r.Seq}
 			if r.Call != nil {
 				c.Label, c.Phase, c.Prompt, c.Executor, c.Model = r.Call.Label, r.Call.Phase, r.Call.Prompt, r.Call.Executor, r.Call.Model
+				c.Effort, c.Permissions = r.Call.Effort, r.Call.Permissions
+			}
+			c.Worktree = r.Worktree
+		case recWorktree:
+			c := call(r.Path)
+			if c.Kind == "" {
+				c.Kind, c.Epoch = r.Kind, r.Epoch
+			}
+			if w := r.Worktree; w != nil {
+				c.Worktree = w
+				if w.Status == worktreeKept {
+					d.Worktrees = append(d.Worktrees, KeptWorktree{Path: r.Path, Label: c.Label, Epoch: c.Epoch, Worktree: *w})
+				}
 			}
 		case recFinished, recFailed:
 			c := call(r.Path)
 			if c.Kind == "" {
-				c.Kind, c.Epoch = r.Kind, r.Epoch
+				c.Kind, c.Epoch, c.Seq = r.Kind, r.Epoch, r.Seq
 			}
 			if r.Call != nil && c.Prompt == "" {
 				c.Prompt, c.Phase = r.Call.Prompt, r.Call.Phase
 			}
 			c.Status, c.EndedAt, c.Usage, c.Error = "done", at, r.Usage, ""
 			c.Result = r.Result
+			c.errorClass, c.errorCode = "", ""
 			if r.Type == recFailed {
 				c.Status, c.Result = "failed", nil
 				if r.Error != nil {
-					c.Error = r.Error.Message
+					c.Error, c.errorClass, c.errorCode = r.Error.Message, r.Error.Class, r.Error.Code
 				}
 				f.failed[r.Epoch]++
 			} else if r.Answer == nil || r.Answer.Source == "live" {
@@ -234,10 +278,10 @@ func foldJournal(path string) (*fold, error) {
 				}
 			}
 		case recLog:
-			d.Logs = append(d.Logs, LogLine{Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
+			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
 		case recPhase:
 			f.phase = r.Message
-			d.Logs = append(d.Logs, LogLine{Time: at, Scope: r.Path, Level: "phase", Message: r.Message})
+			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: "phase", Message: r.Message})
 		case recEnd:
 			if r.End == nil {
 				return errors.New("an end record without its outcome")
@@ -254,15 +298,19 @@ func foldJournal(path string) (*fold, error) {
 	}
 	d.TornBytes = rep.TornBytes
 	d.Damaged = describeDamage(rep.Damaged, func(p string) bool {
-		i, ok := f.byPath[p]
+		i, ok := byPath[p]
 		return ok && d.Calls[i].Status == "done"
 	})
+	sort.SliceStable(d.Calls, func(i, j int) bool { return lessPath(d.Calls[i].Path, d.Calls[j].Path) })
+	var failed failureSet
+	for i := range d.Calls {
+		if c := &d.Calls[i]; c.Status == "failed" {
+			failed.add(c.Path, &errorInfo{Class: c.errorClass, Code: c.errorCode, Message: c.Error})
+		}
+	}
+	d.Failures = failed.list()
+	d.SimulatedAnswers = d.Options.SimulatedByDefault()
 	return f, nil
-}
-
-func (f *fold) sortCalls() {
-	calls := f.detail.Calls
-	sort.SliceStable(calls, func(i, j int) bool { return lessPath(calls[i].Path, calls[j].Path) })
 }
 
 // summaryOf returns the live summary of a run executing in this process,
@@ -295,7 +343,7 @@ func (rt *Runtime) summaryOf(id string, f *fold) (store.Summary, error) {
 // execution that has no end record.
 func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 	d := f.detail
-	s := store.Summary{RunID: id, Name: d.Script.Name, ScriptPath: d.Script.Path, ScriptHash: d.Script.Hash,
+	s := store.Summary{RunID: id, Name: d.Script.Name, Phases: d.Script.Phases, ScriptPath: d.Script.Path, ScriptHash: d.Script.Hash,
 		Executor: d.Options.Executor, Phase: f.phase, JournalSeq: f.lastSeq, Status: string(StatusRunning),
 		UpdatedAt: f.last, JournalSize: f.mark.Size, JournalHead: f.mark.Head, JournalTail: f.mark.Tail}
 	if prior != nil {
@@ -305,7 +353,7 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 		last := d.Executions[n-1]
 		s.Epoch, s.StartedAt = last.Epoch, d.Executions[0].StartedAt
 		if end := last.End; end != nil {
-			s.Status, s.PauseReason, s.Error = end.Status, end.PauseReason, end.Error
+			s.Status, s.PauseReason, s.Error, s.ErrorCode = end.Status, end.PauseReason, end.Error, end.ErrorCode
 			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed = end.Replayed, end.Live, end.Failed
 			t := f.last
 			s.EndedAt = &t

@@ -2,9 +2,9 @@ package engine
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -13,6 +13,18 @@ import (
 type Options struct {
 	// Executor runs agent calls that do not name one.
 	Executor string `json:"executor"`
+	// ExecutorSource says who chose Executor: ExecutorDefault when nobody
+	// did (the answers are then simulated without the user having asked
+	// for it), else "flag", "request", "project config" or "user config".
+	ExecutorSource string `json:"executorSource,omitempty"`
+	// Model is the model of the calls on Executor that name none; calls on
+	// other executors use their configured model (a model name belongs to
+	// one provider). Empty leaves it to the executor's configuration.
+	Model string `json:"model,omitempty"`
+	// Permissions is the policy of the calls that set none (through their
+	// permissions or agentType option); empty leaves it to the executor's
+	// configuration, whose own default is workspace-write.
+	Permissions executors.Permissions `json:"permissions,omitempty"`
 	// Concurrency caps agent calls running at once.
 	Concurrency int `json:"concurrency"`
 	// MaxAgents caps agent() calls per run, nested workflows included.
@@ -41,16 +53,27 @@ const (
 	maxConcurrency        = 256
 )
 
-// DefaultConcurrency is min(16, max(1, CPUs-2)).
-func DefaultConcurrency() int {
-	return min(16, max(1, runtime.NumCPU()-2))
-}
+// DefaultConcurrency is how many agent calls run at once when the run does
+// not say. An agent call mostly waits on the network, so the count of CPUs
+// is no guide (min(16, CPUs-2) gave 1 on a 2-CPU machine); what bounds it
+// is memory. Measured against the fake model server, one call's process
+// tree peaks at 180-215 MB for codex (its Node launcher and native
+// binary), 180-390 MB for claude (the high end in a tool-using turn) and
+// 175-190 MB for pi: 8 at once is 1.5 to 3 GB of RSS, less in fact since
+// their code pages are shared, which a developer machine has. The seed's
+// runtime uses 8 as well.
+const DefaultConcurrency = 8
+
+// ExecutorDefault is the ExecutorSource of a run whose executor nobody
+// chose.
+const ExecutorDefault = "default"
 
 // DefaultOptions returns the options of a run that sets none.
 func DefaultOptions() Options {
 	return Options{
 		Executor:       "simulate",
-		Concurrency:    DefaultConcurrency(),
+		ExecutorSource: ExecutorDefault,
+		Concurrency:    DefaultConcurrency,
 		MaxAgents:      DefaultMaxAgents,
 		MaxItems:       DefaultMaxItems,
 		SchemaAttempts: DefaultSchemaAttempts,
@@ -80,5 +103,15 @@ func (o Options) Validate() error {
 	case o.RetryBackoff < 0:
 		return fmt.Errorf("retry backoff must not be negative")
 	}
+	if _, err := executors.ParsePermissions(string(o.Permissions)); err != nil {
+		return fmt.Errorf("--permissions: %w", err)
+	}
 	return nil
+}
+
+// SimulatedByDefault reports a run whose answers are simulated although
+// nobody asked for the simulated executor by name: worth saying on every
+// screen that shows the run.
+func (o Options) SimulatedByDefault() bool {
+	return o.Executor == "simulate" && o.ExecutorSource == ExecutorDefault
 }

@@ -17,6 +17,10 @@ const (
 	recFinished = "call.finished" // a call's answer, durable before the script sees it
 	recFailed   = "call.failed"   // a call ended without an answer
 	recRetry    = "call.retry"    // an attempt failed and will be retried
+	// recWorktree says what became of an isolated call's worktree: kept
+	// (with its branch, head and diff stat) or removed. It is durable
+	// before a removal starts.
+	recWorktree = "call.worktree"
 	recLog      = "log"
 	recPhase    = "phase"
 	recEnd      = "end" // the execution ended: status, result, error
@@ -41,6 +45,9 @@ type record struct {
 	Usage       *executors.Usage `json:"usage,omitempty"`
 	Answer      *answerInfo      `json:"answer,omitempty"`
 	Error       *errorInfo       `json:"error,omitempty"`
+	// Worktree is on call.started (the worktree an isolated call runs in)
+	// and call.worktree records.
+	Worktree *Worktree `json:"worktree,omitempty"`
 
 	Level   string `json:"level,omitempty"`
 	Message string `json:"message,omitempty"`
@@ -59,6 +66,8 @@ type runHeader struct {
 	Args        json.RawMessage `json:"args,omitempty"`
 	Options     Options         `json:"options"`
 	Cwd         string          `json:"cwd"`
+	// Executors are the definitions of the executors the run could use.
+	Executors []executors.Definition `json:"executors,omitempty"`
 }
 
 type resumeHeader struct {
@@ -71,6 +80,9 @@ type resumeHeader struct {
 	ScriptText string          `json:"scriptText,omitempty"` // only when it changed
 	Args       json.RawMessage `json:"args,omitempty"`
 	Options    Options         `json:"options"`
+	// Executors are the definitions of the executors this execution could
+	// use: those of the run record, and any configured since.
+	Executors []executors.Definition `json:"executors,omitempty"`
 }
 
 type scriptRecord struct {
@@ -83,12 +95,16 @@ type scriptRecord struct {
 }
 
 type callInfo struct {
-	Label    string          `json:"label,omitempty"`
-	Phase    string          `json:"phase,omitempty"`
-	Prompt   string          `json:"prompt"`
-	Executor string          `json:"executor,omitempty"`
-	Model    string          `json:"model,omitempty"`
-	Schema   json.RawMessage `json:"schema,omitempty"`
+	Label    string `json:"label,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	Prompt   string `json:"prompt"`
+	Executor string `json:"executor,omitempty"`
+	// Model, Effort and Permissions are what the call ran with, resolved
+	// from its options, the run's and the executor's configuration.
+	Model       string                `json:"model,omitempty"`
+	Effort      string                `json:"effort,omitempty"`
+	Permissions executors.Permissions `json:"permissions,omitempty"`
+	Schema      json.RawMessage       `json:"schema,omitempty"`
 }
 
 type answerInfo struct {
@@ -107,11 +123,14 @@ type errorInfo struct {
 }
 
 type endInfo struct {
-	Status      string          `json:"status"`
-	PauseReason string          `json:"pauseReason,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	Result      json.RawMessage `json:"result,omitempty"`
-	Replayed    int             `json:"replayed"`
-	Live        int             `json:"live"`
-	Failed      int             `json:"failed"`
+	Status      string `json:"status"`
+	PauseReason string `json:"pauseReason,omitempty"`
+	Error       string `json:"error,omitempty"`
+	// ErrorCode is the stable code of Error, when it has one, so that the
+	// journal tells it as the snapshot does.
+	ErrorCode string          `json:"errorCode,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Replayed  int             `json:"replayed"`
+	Live      int             `json:"live"`
+	Failed    int             `json:"failed"`
 }

@@ -37,6 +37,8 @@ type priorCall struct {
 	result  json.RawMessage
 	usage   executors.Usage
 	claimed bool
+	// worktree is the kept worktree of an isolated call, if any.
+	worktree *Worktree
 }
 
 // replayIndex answers "has this call already finished?" for a resumed run.
@@ -83,6 +85,25 @@ func (ix *replayIndex) addFinished(path, fp string, result json.RawMessage, usag
 	ix.exact[k] = p
 	sk := key(parentPath(path), fp)
 	ix.byScopeFP[sk] = append(ix.byScopeFP[sk], p)
+}
+
+// setWorktree notes the kept worktree of the finished call at path.
+func (ix *replayIndex) setWorktree(path, fp string, w *Worktree) {
+	if p := ix.exact[key(path, fp)]; p != nil {
+		p.worktree = w
+	}
+}
+
+// keptWorktrees returns the kept worktrees of the finished calls, by
+// branch.
+func (ix *replayIndex) keptWorktrees() map[string]*Worktree {
+	kept := map[string]*Worktree{}
+	for _, p := range ix.exact {
+		if p.worktree != nil {
+			kept[p.worktree.Branch] = p.worktree
+		}
+	}
+	return kept
 }
 
 // forgetFinished drops an answer a later execution replaced with a failure.

@@ -50,6 +50,9 @@ type Run struct {
 	replay *replayIndex
 	// children holds the child scripts journaled by earlier executions.
 	children map[string]*scriptRecord
+	// executors are the runtime's executors, plus those of the journal
+	// that the runtime lacks (see Config.Restore).
+	executors *executors.Set
 
 	journal *journal.Writer
 	lease   *store.Lease
@@ -61,6 +64,12 @@ type Run struct {
 	stopping atomic.Bool
 	sched    *scheduler // runs live calls under the concurrency cap
 	calls    sync.WaitGroup
+	// teardown counts the removals of unchanged worktrees still going on
+	// in the background.
+	teardown sync.WaitGroup
+	// branchNotes says, by branch, how the kept branch of a call this
+	// resume may replay changed since the call finished.
+	branchNotes map[string]string
 
 	agents   atomic.Int64 // agent() calls made in this execution, for the cap
 	spent    atomic.Int64 // tokens as the script's budget sees them
@@ -68,6 +77,8 @@ type Run struct {
 	live     atomic.Int64
 	failed   atomic.Int64
 	running  atomic.Int64
+	failures failureSet
+	kept     atomic.Int64 // worktrees this execution kept
 
 	mu          sync.Mutex
 	usage       executors.Usage // what every execution of this run cost
@@ -80,10 +91,15 @@ type Run struct {
 	result      json.RawMessage
 	err         error
 	files       []string // every file this execution pulled in
+	done        chan struct{}
+
 	// warnings are what the user must hear about this execution: journal
 	// lines found damaged, and so calls that run again.
 	warnings []string
-	done     chan struct{}
+	// ignoredOptions holds the agent() option keys already warned about.
+	ignoredOptions sync.Map
+	// settled lists the calls of this execution for the Node runtime.
+	settled nodeAgents
 }
 
 // Files lists every file the execution depends on: the script, what it
@@ -149,6 +165,14 @@ type Outcome struct {
 	// Warnings are what the user must hear about the execution, such as
 	// damaged journal lines whose calls ran again.
 	Warnings []string `json:"warnings,omitempty"`
+	// Failures groups the calls of this execution that failed, by cause.
+	Failures []FailureGroup `json:"failures,omitempty"`
+	// Executor is the run's executor and ExecutorSource who chose it;
+	// SimulatedAnswers is true when the answers are simulated although
+	// nobody asked for the simulated executor.
+	Executor         string `json:"executor"`
+	ExecutorSource   string `json:"executorSource,omitempty"`
+	SimulatedAnswers bool   `json:"simulatedAnswers,omitempty"`
 }
 
 // Wait blocks until the execution ends (or ctx is done) and returns how it
@@ -168,7 +192,8 @@ func (r *Run) Outcome() Outcome {
 	defer r.mu.Unlock()
 	o := Outcome{
 		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
-		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Warnings: slices.Clone(r.warnings),
+		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), Warnings: slices.Clone(r.warnings),
+		Executor: r.opts.Executor, ExecutorSource: r.opts.ExecutorSource, SimulatedAnswers: r.opts.SimulatedByDefault(),
 	}
 	if o.Result == nil {
 		o.Result = json.RawMessage("null")
@@ -191,13 +216,22 @@ type Progress struct {
 	Stats    store.Stats
 	Started  time.Time
 	Replayed int
+	// Calls is the agent() calls this execution has made so far, those
+	// waiting for a concurrency slot included (up to the agent cap): the
+	// total a progress bar can show before the script is done.
+	Calls int
+	// SimulatedAnswers is true when the run's answers are simulated
+	// although nobody asked for the simulated executor.
+	SimulatedAnswers bool
 }
 
 // Progress reads the counters; it costs the same for 10 agents or 10,000.
 func (r *Run) Progress() Progress {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt}
+	calls := min(r.agents.Load(), int64(r.opts.MaxAgents))
+	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls),
+		SimulatedAnswers: r.opts.SimulatedByDefault()}
 }
 
 func (r *Run) statsLocked() store.Stats {
@@ -222,7 +256,7 @@ func (r *Run) summary() store.Summary {
 		RunID: r.id, Name: r.header.Name, Description: r.header.Description,
 		Status: string(r.status), PauseReason: r.pauseReason,
 		ScriptPath: r.script.Path(), ScriptHash: r.script.Hash(), Executor: r.opts.Executor,
-		Phase: r.phase, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
+		Phase: r.phase, Phases: r.header.Phases, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
 		Stats: r.statsLocked(), JournalSeq: r.seq.Load(),
 	}
 	if r.journal != nil {
@@ -231,6 +265,10 @@ func (r *Run) summary() store.Summary {
 	}
 	if r.err != nil {
 		s.Error = r.err.Error()
+		var ee *Error
+		if errors.As(r.err, &ee) {
+			s.ErrorCode = ee.Code
+		}
 	}
 	if !r.endedAt.IsZero() {
 		t := r.endedAt.UTC()
@@ -255,6 +293,8 @@ func (r *Run) execute() {
 		c.settle(nil, context.Cause(r.ctx))
 	}
 	r.calls.Wait()
+	r.teardown.Wait()
+	r.removeEmptyWorktreesDir()
 	stopSnapshots()
 
 	status, reason := StatusCompleted, ""
@@ -314,6 +354,10 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	}
 	if err != nil {
 		end.Error = err.Error()
+		var ee *Error
+		if errors.As(err, &ee) {
+			end.ErrorCode = ee.Code
+		}
 	}
 	if werr := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
@@ -330,7 +374,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
 	r.endedAt = time.Now()
 	r.mu.Unlock()
-	if werr := r.writeSnapshot(); werr != nil {
+	if werr := r.saveSnapshot(true); werr != nil {
 		r.rt.log.Error("write snapshot", "run", r.id, "err", werr)
 	}
 	if cerr := r.journal.Close(); cerr != nil {
@@ -431,8 +475,12 @@ func (r *Run) startSnapshots() (stop func()) {
 	return func() { close(quit); wg.Wait() }
 }
 
-func (r *Run) writeSnapshot() error {
-	snap, err := r.snapshot()
+func (r *Run) writeSnapshot() error { return r.saveSnapshot(false) }
+
+// saveSnapshot writes the run's snapshot; a settled run's also lists its
+// calls for the Node runtime (see nodeAgents).
+func (r *Run) saveSnapshot(settled bool) error {
+	snap, err := r.snapshot(settled)
 	if err != nil {
 		return err
 	}
@@ -442,14 +490,14 @@ func (r *Run) writeSnapshot() error {
 // refreshSnapshot writes the snapshot without waiting for the disk: see
 // store.RefreshSnapshot.
 func (r *Run) refreshSnapshot() error {
-	snap, err := r.snapshot()
+	snap, err := r.snapshot(false)
 	if err != nil {
 		return err
 	}
 	return r.rt.store.RefreshSnapshot(r.id, snap)
 }
 
-func (r *Run) snapshot() (*store.Snapshot, error) {
+func (r *Run) snapshot(settled bool) (*store.Snapshot, error) {
 	if err := r.lease.Check(); err != nil {
 		return nil, err
 	}
@@ -457,6 +505,11 @@ func (r *Run) snapshot() (*store.Snapshot, error) {
 	r.mu.Lock()
 	snap.Result = r.result
 	r.mu.Unlock()
+	snap.Phases = r.header.Phases
+	if settled {
+		snap.Agents = r.settled.list()
+		snap.Phases = nodePhases(r.header.Phases, snap.Agents)
+	}
 	return snap, nil
 }
 

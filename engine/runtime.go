@@ -37,6 +37,11 @@ type Config struct {
 	EventRing int
 	// Responder answers checkpoints; nil applies their headless policy.
 	Responder Responder
+	// Restore rebuilds an executor a resumed run's journal defines and
+	// Executors lacks, such as a command executor given on the command
+	// line of the first execution only. It returns nil for a definition it
+	// cannot rebuild; nil Restore rebuilds none.
+	Restore func(executors.Definition) (executors.Executor, error)
 }
 
 // Runtime owns the runs of one project in this process.
@@ -47,6 +52,7 @@ type Runtime struct {
 	bus     *Bus
 	schemas schemaCache
 	owner   string
+	iso     *isolation
 	// buffers recycles journal encoding buffers: the journal copies each
 	// record into its batch, so a buffer is free again once Append returns.
 	buffers sync.Pool
@@ -79,6 +85,7 @@ func New(cfg Config) (*Runtime, error) {
 	return &Runtime{
 		cfg: cfg, store: cfg.Store, log: log, bus: NewBus(cfg.EventRing),
 		owner: fmt.Sprintf("pid%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
+		iso:   newIsolation(),
 		runs:  map[string]*Run{},
 	}, nil
 }
@@ -132,7 +139,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	header := runHeader{
 		RunID: id, Name: meta.Name, Description: meta.Description, Phases: phaseTitles(meta),
 		ScriptPath: req.Script.Path(), ScriptHash: req.Script.Hash(), ScriptText: string(req.Script.Text()),
-		Args: args, Options: req.Options, Cwd: rt.cfg.Cwd,
+		Args: args, Options: req.Options, Cwd: rt.cfg.Cwd, Executors: rt.cfg.Executors.Definitions(),
 	}
 	// The run record is durable before anything else of the run exists
 	// but its lock: a run killed at any moment either has a journal that
@@ -143,7 +150,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		lease.Release()
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, jw, lease, now, now)
+	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, rt.cfg.Executors, jw, lease, now, now)
 	r.seq.Store(1)
 	if err := r.writeSnapshot(); err != nil {
 		err = fmt.Errorf("start run: %w", err)
@@ -156,12 +163,12 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 }
 
 func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script lang.Script, args json.RawMessage,
-	opts Options, epoch int, mode replayMode, ix *replayIndex, children map[string]*scriptRecord,
+	opts Options, epoch int, mode replayMode, ix *replayIndex, children map[string]*scriptRecord, set *executors.Set,
 	jw *journal.Writer, lease *store.Lease, created, started time.Time) *Run {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r := &Run{
 		rt: rt, id: id, paths: paths, opts: opts, script: script, args: args, header: header, epoch: epoch,
-		replay: ix, children: children, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
+		replay: ix, children: children, executors: set, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
 		sched: newScheduler(opts.Concurrency), status: StatusRunning,
 		createdAt: created, startedAt: started, done: make(chan struct{}),
 	}
@@ -232,6 +239,9 @@ func (rt *Runtime) Resume(ctx context.Context, id string, req ResumeRequest) (*R
 	}
 	paths := rt.store.RunPaths(id)
 	if _, err := os.Lstat(paths.Journal); err != nil {
+		if rt.store.IsNodeRun(id) {
+			return nil, rt.missing(id, "resume")
+		}
 		if d, derr := rt.journalMissing(id); derr == nil {
 			return nil, fmt.Errorf("%w: %s: %s", ErrNotResumable, id, d.Summary.Error)
 		}
@@ -286,7 +296,8 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := rt.cfg.Executors.Get(opts.Executor); err != nil {
+	set := rt.restoreExecutors(id, h.executors)
+	if _, err := set.Get(opts.Executor); err != nil {
 		return nil, err
 	}
 	mode := crash
@@ -299,14 +310,23 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	}
 	hdr := h.header
 	hdr.Name, hdr.Description = script.Meta().Name, script.Meta().Description
-	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, mode, h.replay, h.children, jw, lease,
+	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, mode, h.replay, h.children, set, jw, lease,
 		h.created, time.Now())
 	r.seq.Store(h.lastSeq)
 	r.usage = h.usage
 	for _, d := range h.damaged {
 		r.warnings = append(r.warnings, d.String())
 	}
-	resume := &resumeHeader{Rule: mode.String(), OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts}
+	// Before anything else: the edits of calls a crash interrupted go on
+	// their branches, so the calls can run again in new worktrees.
+	if err := rt.salvage(ctx, id, h.worktrees, r.appendSync); err != nil {
+		err = fmt.Errorf("resume %s: %w", id, err)
+		rt.abandon(r, err)
+		return nil, err
+	}
+	r.branchNotes = rt.checkKeptBranches(id, h.replay.keptWorktrees())
+	resume := &resumeHeader{Rule: mode.String(), OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts,
+		Executors: set.Definitions()}
 	if script.Hash() != h.scriptHash {
 		resume.ScriptPath, resume.ScriptText = script.Path(), string(script.Text())
 	}
@@ -322,6 +342,34 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		OldHash: h.scriptHash, NewHash: script.Hash()})
 	go r.execute()
 	return r, nil
+}
+
+// restoreExecutors is the runtime's executors plus those the journal
+// defines and the runtime lacks, rebuilt by Config.Restore: a resume must
+// not need the command line of the first execution again.
+func (rt *Runtime) restoreExecutors(id string, defs []executors.Definition) *executors.Set {
+	if rt.cfg.Restore == nil {
+		return rt.cfg.Executors
+	}
+	var extra []executors.Executor
+	for _, def := range defs {
+		if _, err := rt.cfg.Executors.Get(def.Name); err == nil {
+			continue // configured now: the current configuration wins
+		}
+		e, err := rt.cfg.Restore(def)
+		if err != nil {
+			rt.log.Warn("cannot rebuild an executor from the journal", "run", id, "executor", def.Name, "err", err)
+			continue
+		}
+		if e != nil {
+			rt.log.Info("rebuilt an executor from the journal", "run", id, "executor", def.Name)
+			extra = append(extra, e)
+		}
+	}
+	if len(extra) == 0 {
+		return rt.cfg.Executors
+	}
+	return rt.cfg.Executors.With(extra...)
 }
 
 // Pause pauses a run executing in this process.
@@ -344,7 +392,7 @@ func (rt *Runtime) Stop(id string) error {
 	}
 	paths := rt.store.RunPaths(id)
 	if _, err := os.Stat(paths.Journal); err != nil {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+		return rt.missing(id, "stop")
 	}
 	lease, err := rt.store.AcquireLease(id, rt.owner)
 	if err != nil {
@@ -375,6 +423,14 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 	}
 	r := &Run{rt: rt, id: id, journal: jw, lease: lease, epoch: before.Epoch}
 	r.seq.Store(f.lastSeq)
+	// A resume would do this first too; doing it now commits the edits of
+	// interrupted isolated calls as soon as their owner is known dead. A
+	// failure leaves the worktrees as they are, for the resume to settle.
+	if h, err := loadHistory(paths.Journal); err == nil {
+		if err := rt.salvage(context.Background(), id, h.worktrees, r.appendSync); err != nil {
+			rt.log.Warn("settle the worktrees of interrupted calls", "run", id, "err", err)
+		}
+	}
 	end := &endInfo{Status: string(status), PauseReason: reason,
 		Replayed: before.Stats.Replayed, Live: before.Stats.Live, Failed: before.Stats.Failed}
 	if err := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); err != nil {
@@ -404,7 +460,7 @@ func (rt *Runtime) notLive(id string) error {
 		return err
 	}
 	if _, err := os.Stat(rt.store.RunPaths(id).Journal); err != nil {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+		return rt.missing(id, "pause")
 	}
 	if info, held, _ := rt.store.LeaseHolder(id); held {
 		return fmt.Errorf("%w: %s is run by process %d", ErrNotRunning, id, info.PID)
@@ -417,7 +473,19 @@ func (rt *Runtime) Delete(id string) error {
 	if _, ok := rt.Live(id); ok {
 		return fmt.Errorf("%w: %s; stop it before deleting it", ErrRunning, id)
 	}
+	if rt.store.IsNodeRun(id) {
+		return &store.ForeignError{RunID: id, Op: "delete"}
+	}
 	return rt.store.DeleteRun(id)
+}
+
+// missing is the error for a run without a journal: another runtime's
+// (which this one only reads), or none at all.
+func (rt *Runtime) missing(id, op string) error {
+	if rt.store.IsNodeRun(id) {
+		return &store.ForeignError{RunID: id, Op: op}
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, id)
 }
 
 // List returns the project's runs, newest first. A snapshot is trusted
@@ -436,6 +504,11 @@ func (rt *Runtime) List() ([]store.Summary, error) {
 		s := &sums[i]
 		if r, ok := rt.Live(s.RunID); ok {
 			*s = r.summary()
+			continue
+		}
+		if s.Foreign != "" {
+			// Another runtime's run: read as it wrote it, never folded.
+			rt.reconcileView(s)
 			continue
 		}
 		if s.Status != "" && !s.Stale && rt.snapshotHolds(s) {
@@ -467,7 +540,7 @@ func (rt *Runtime) snapshotHolds(s *store.Summary) bool {
 }
 
 func (rt *Runtime) reconcileView(s *store.Summary) {
-	if s.Status != string(StatusRunning) {
+	if s.Status != string(StatusRunning) || s.Foreign != "" {
 		return
 	}
 	if r, ok := rt.Live(s.RunID); ok {
@@ -497,7 +570,7 @@ func (rt *Runtime) Recover() (int, error) {
 	}
 	n := 0
 	for _, s := range sums {
-		if s.Status != string(StatusRunning) && s.Status != "" && !s.Stale {
+		if s.Foreign != "" || s.Status != string(StatusRunning) && s.Status != "" && !s.Stale {
 			continue
 		}
 		if _, ok := rt.Live(s.RunID); ok {

@@ -9,10 +9,12 @@ import (
 
 // A schema whose $ref leads back to itself without descending into the
 // answer, such as {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}},
-// sends the validator into an endless recursion, which ends the whole
-// process with a stack overflow: it cannot be recovered from. Such a cycle
-// is refused when the schema is compiled. A recursive schema that descends
-// on its way round (a tree whose children are nodes) is fine.
+// can never accept an answer: every agent paid to answer it would fail
+// validation (and a validator without cycle detection recurses until the
+// stack overflows, which ends the whole process: FuzzSchema found that in
+// the one we used before). Such a cycle is refused when the schema is
+// compiled, before any agent runs. A recursive schema that descends on its
+// way round (a tree whose children are nodes) is fine.
 
 // sameInstance are the keywords whose subschemas apply to the same value
 // as the schema holding them.
@@ -181,10 +183,6 @@ func resolvePointer(doc any, ptr string) any {
 		}
 	}
 	return cur
-}
-
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 func pointerName(loc string) string {

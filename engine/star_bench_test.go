@@ -50,7 +50,7 @@ func newStarBenchEnv(tb testing.TB) *benchEnv {
 // same for both, so they are left in.
 func BenchmarkStarVsJSParallelNoop1000(b *testing.B) {
 	const n = 1000
-	conc := DefaultConcurrency()
+	conc := DefaultConcurrency
 	js, st := newBenchEnv(b), newStarBenchEnv(b)
 	js.start(b, n, conc) // warm up both
 	st.start(b, n, conc)

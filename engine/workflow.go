@@ -24,8 +24,7 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 		return
 	}
 	if f.depth >= 1 {
-		done(nil, newError("NESTING", ErrNesting,
-			fmt.Sprintf("workflow(%q): a workflow started by workflow() cannot start another; move the call to the parent", ref)))
+		done(nil, NestingError(ref))
 		return
 	}
 	script, err := r.rt.ResolveWorkflow(ref, filepath.Dir(f.script.Path()))
@@ -40,7 +39,7 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 		return
 	}
 	r.noteFiles(script.Files()...)
-	framePath := sc.path + "/" + elem + ":" + pathSafe(script.Meta().Name)
+	framePath := sc.path + "/" + ChildFrame(elem, script.Meta().Name)
 	mode := f.mode
 	if prev := r.children[framePath]; prev != nil && mode != fresh {
 		mode = crash
@@ -66,34 +65,40 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 // project) or by saved name: .claude/workflows/ and .dynworkflow/workflows/
 // of the project, then the saved/ folders of the state.
 func (rt *Runtime) ResolveWorkflow(ref, dir string) (lang.Script, error) {
+	return ResolveWorkflow(rt.cfg.Hosts, rt.cfg.Cwd, rt.store.SavedDirs(), ref, dir)
+}
+
+// ResolveWorkflow finds a workflow as Runtime.ResolveWorkflow does, for the
+// project at cwd whose saved workflows are in savedDirs.
+func ResolveWorkflow(hosts *lang.Registry, cwd string, savedDirs []string, ref, dir string) (lang.Script, error) {
 	if ref == "" {
 		return nil, errors.New("no workflow named: give a saved workflow's name or a script path")
 	}
-	if strings.ContainsAny(ref, `/\`) || hasExt(ref, rt.cfg.Hosts.Extensions()) {
+	if strings.ContainsAny(ref, `/\`) || hasExt(ref, hosts.Extensions()) {
 		candidates := []string{ref}
 		if !filepath.IsAbs(ref) {
-			candidates = []string{filepath.Join(dir, ref), filepath.Join(rt.cfg.Cwd, ref)}
+			candidates = []string{filepath.Join(dir, ref), filepath.Join(cwd, ref)}
 		}
 		for _, p := range candidates {
 			if _, err := os.Stat(p); err == nil {
-				return rt.cfg.Hosts.LoadFile(p)
+				return hosts.LoadFile(p)
 			}
 		}
 		return nil, fmt.Errorf("no workflow file %s (looked in %s)", ref, strings.Join(uniq(candidates), ", "))
 	}
 	dirs := append([]string{
-		filepath.Join(rt.cfg.Cwd, ".claude", "workflows"),
-		filepath.Join(rt.cfg.Cwd, ".dynworkflow", "workflows"),
-	}, rt.store.SavedDirs()...)
+		filepath.Join(cwd, ".claude", "workflows"),
+		filepath.Join(cwd, ".dynworkflow", "workflows"),
+	}, savedDirs...)
 	for _, d := range dirs {
-		for _, ext := range rt.cfg.Hosts.Extensions() {
+		for _, ext := range hosts.Extensions() {
 			p := filepath.Join(d, ref+ext)
 			if _, err := os.Stat(p); err == nil {
-				return rt.cfg.Hosts.LoadFile(p)
+				return hosts.LoadFile(p)
 			}
 		}
 	}
-	return nil, fmt.Errorf("no saved workflow named %q (looked in %s for %s)", ref, strings.Join(dirs, ", "), strings.Join(rt.cfg.Hosts.Extensions(), ", "))
+	return nil, fmt.Errorf("no saved workflow named %q (looked in %s for %s)", ref, strings.Join(dirs, ", "), strings.Join(hosts.Extensions(), ", "))
 }
 
 func hasExt(name string, exts []string) bool {

@@ -26,8 +26,13 @@ type Request struct {
 	Effort string
 	// AgentType names a custom agent definition, where the executor has them.
 	AgentType string
-	// Isolation is "" or "worktree".
+	// Isolation is "" or "worktree". With "worktree", Dir is a git worktree
+	// of the call's own (the engine made it and commits what is left in
+	// it): an executor that can limit where the agent writes should limit
+	// it to Dir.
 	Isolation string
+	// Permissions is what the agent may change; "" means WorkspaceWrite.
+	Permissions Permissions
 	// Schema is the JSON Schema the answer must satisfy, or nil for text.
 	// The engine always validates; an executor may also pass it to a native
 	// structured-output mechanism.
@@ -108,6 +113,11 @@ const (
 	Transient
 	// RateLimited failures pause the run so it can resume later.
 	RateLimited
+	// Unavailable failures say the executor cannot serve any call: its
+	// binary is missing, it is not logged in, or the model does not exist.
+	// They pause the run (launching more calls would fail the same way)
+	// until the user fixes what Fix says and resumes.
+	Unavailable
 )
 
 func (c Class) String() string {
@@ -116,6 +126,8 @@ func (c Class) String() string {
 		return "transient"
 	case RateLimited:
 		return "rate-limited"
+	case Unavailable:
+		return "unavailable"
 	default:
 		return "terminal"
 	}
@@ -125,6 +137,9 @@ func (c Class) String() string {
 type Error struct {
 	Class   Class
 	Message string
+	// Fix tells the user what to do, for failures they must fix
+	// themselves (an Unavailable executor): "run codex login", ...
+	Fix string
 	// RetryAfter is how long to wait before the next attempt, if known.
 	RetryAfter time.Duration
 	Err        error
@@ -155,6 +170,15 @@ func ClassOf(err error) Class {
 	return Terminal
 }
 
+// FixOf is the fix an error carries, or "".
+func FixOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Fix
+	}
+	return ""
+}
+
 // Set holds the executors a runtime can use, by name.
 type Set struct {
 	byName map[string]Executor
@@ -172,13 +196,29 @@ func NewSet(execs ...Executor) *Set {
 // Add registers e under its name, replacing any executor of that name.
 func (s *Set) Add(e Executor) { s.byName[e.Name()] = e }
 
+// With returns a new set holding s's executors and extra, which replace
+// those of the same name.
+func (s *Set) With(extra ...Executor) *Set {
+	n := &Set{byName: make(map[string]Executor, len(s.byName)+len(extra))}
+	for k, v := range s.byName {
+		n.byName[k] = v
+	}
+	for _, e := range extra {
+		n.byName[e.Name()] = e
+	}
+	return n
+}
+
 // Get returns the executor called name.
 func (s *Set) Get(name string) (Executor, error) {
 	if e, ok := s.byName[name]; ok {
 		return e, nil
 	}
-	return nil, fmt.Errorf("unknown executor %q; known executors: %v", name, s.Names())
+	return nil, fmt.Errorf("%w %q; known executors: %v", ErrUnknownExecutor, name, s.Names())
 }
+
+// ErrUnknownExecutor is the error of Get for a name the set does not hold.
+var ErrUnknownExecutor = errors.New("unknown executor")
 
 // Names lists the registered executors, sorted.
 func (s *Set) Names() []string {

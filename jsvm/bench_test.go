@@ -21,6 +21,9 @@ type nopEnv struct {
 
 func (e nopEnv) Args() json.RawMessage { return nil }
 func (e nopEnv) Root() lang.Scope      { return e.scope }
+func (e nopEnv) Scheduler() lang.Scheduler {
+	return lang.Goroutines{}
+}
 func (e nopEnv) Agent(_ context.Context, _ lang.Scope, _ string, _ lang.AgentOptions, done lang.Done) {
 	done(json.RawMessage(`"ok"`), nil)
 	if e.twice {
@@ -48,6 +51,7 @@ func (e nopEnv) BranchFailed(lang.Scope, error)          {}
 func (e nopEnv) Phase(lang.Scope, string)                {}
 func (e nopEnv) Log(lang.Scope, string, string)          {}
 func (e nopEnv) Budget() lang.Budget                     { return &langtest.Budget{} }
+func (e nopEnv) Cwd() string                             { return "/project" }
 
 // BenchmarkAgentCall measures the host's overhead per agent() call: one op
 // is a run of 1,000 calls in one parallel(), including the fresh VM.

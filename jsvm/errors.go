@@ -26,7 +26,7 @@ type engineError struct {
 
 // coded is implemented by engine errors that carry a machine-readable code,
 // which the script sees as the error's code property.
-type coded interface{ Code() string }
+type coded interface{ ErrorCode() string }
 
 // engineError makes a JS Error out of err, remembering err for thrown.
 func (r *run) engineError(err error, site []goja.StackFrame) goja.Value {
@@ -36,7 +36,7 @@ func (r *run) engineError(err error, site []goja.StackFrame) goja.Value {
 	}
 	var c coded
 	if errors.As(err, &c) {
-		_ = obj.Set("code", c.Code())
+		_ = obj.Set("code", c.ErrorCode())
 	}
 	r.engineErrors[obj] = engineError{err, site}
 	return obj

@@ -10,8 +10,9 @@ import (
 )
 
 // setup prepares a fresh VM: determinism, scope tracking, and the globals a
-// workflow sees. There is deliberately no require, process, fetch or
-// setTimeout: agents do the work, the script only coordinates them.
+// workflow sees: those of the Node runtime's VM. There is deliberately no
+// require, fetch or setTimeout, and process has only cwd(): agents do the
+// work, the script only coordinates them.
 func (r *run) setup() error {
 	if err := r.readBuiltins(); err != nil {
 		return err
@@ -39,6 +40,8 @@ func (r *run) setup() error {
 		"phase":      r.phase,
 		"log":        r.log,
 		"args":       args,
+		"cwd":        r.env.Cwd(),
+		"process":    r.process(),
 		"budget":     r.budget(),
 		"console":    r.console(),
 	}
@@ -91,6 +94,18 @@ func (r *run) console() *goja.Object {
 		})
 	}
 	return console
+}
+
+// process is the Node runtime's frozen { cwd() }, for scripts that ask it
+// where they run: no env, no exit, nothing else of Node's process.
+func (r *run) process() *goja.Object {
+	p := r.vm.NewObject()
+	cwd := r.vm.ToValue(r.env.Cwd())
+	_ = p.Set("cwd", func(goja.FunctionCall) goja.Value { return cwd })
+	if _, err := r.builtins.freeze(goja.Undefined(), p); err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // budget is the script's read-only view of the token budget:

@@ -1,19 +1,23 @@
 package jsvm
 
-import "sync"
+import (
+	"sync"
 
-// An inbox carries the answers of calls from the engine's goroutines to the
-// run's loop. The engine's Done callbacks must not block, so posting never
-// waits: the queue is unbounded, and a one-slot channel wakes the loop.
-// An answer posted after the run has ended is simply never read.
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// An inbox carries the answers of calls from the engine to the run's loop.
+// The engine's Done callbacks must not block, so posting never waits: the
+// queue is unbounded, and a Wake from the engine's Scheduler rouses the
+// loop. An answer posted after the run has ended is simply never read.
 type inbox struct {
 	mu    sync.Mutex
 	queue []func() error
-	wake  chan struct{}
+	wake  lang.Wake
 }
 
-func newInbox() *inbox {
-	return &inbox{wake: make(chan struct{}, 1)}
+func newInbox(wake lang.Wake) *inbox {
+	return &inbox{wake: wake}
 }
 
 // post queues f to run on the loop. It never blocks.
@@ -21,10 +25,7 @@ func (b *inbox) post(f func() error) {
 	b.mu.Lock()
 	b.queue = append(b.queue, f)
 	b.mu.Unlock()
-	select {
-	case b.wake <- struct{}{}:
-	default: // the loop has a wake-up pending already
-	}
+	b.wake.Notify()
 }
 
 // take returns everything queued, oldest first.

@@ -2,6 +2,7 @@ package jsvm
 
 import (
 	"reflect"
+	"strings"
 
 	"github.com/dop251/goja/ast"
 )
@@ -67,18 +68,26 @@ func walk(v reflect.Value, visit func(ast.Node) (more, into bool)) bool {
 
 // checkForbidden rejects constructs that parse but cannot work in a
 // workflow: there is no module system, so require() would only fail later,
-// in the middle of a run. The meta, a pure literal already checked, is not
-// walked again: it can be the larger part of the tree.
+// in the middle of a run; and goja compiles a Unicode property escape
+// (\p{L} under the u flag) into a pattern that never matches, where Node
+// matches, so a script using one would go wrong without a word. The meta, a
+// pure literal already checked, is not walked again: it can be the larger
+// part of the tree.
 func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 	var err error
 	inspect(prog, meta, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpression)
-		if !ok {
-			return true
-		}
-		if id, ok := call.Callee.(*ast.Identifier); ok && id.Name == "require" {
-			err = src.errorf(src.offset(id.Idx), importHint, "require() is not supported in workflow scripts")
-			return false
+		switch n := n.(type) {
+		case *ast.CallExpression:
+			if id, ok := n.Callee.(*ast.Identifier); ok && id.Name == "require" {
+				err = src.errorf(src.offset(id.Idx), importHint, "require() is not supported in workflow scripts")
+				return false
+			}
+		case *ast.RegExpLiteral:
+			if strings.ContainsAny(n.Flags, "uv") && (strings.Contains(n.Pattern, `\p{`) || strings.Contains(n.Pattern, `\P{`)) {
+				err = src.errorf(src.offset(n.Idx), "spell the class out, as in [A-Za-z\\u00C0-\\u024F], or drop the u flag and use \\w",
+					"Unicode property escapes (\\p{...}) are not supported: goja, the JavaScript engine of this runtime, compiles them into a pattern that never matches")
+				return false
+			}
 		}
 		return true
 	})

@@ -122,6 +122,14 @@ func TestLoadErrors(t *testing.T) {
 		{"ts non-null", okMeta + "const q = a!.b\n", "2:12: TypeScript syntax is not supported; workflow scripts are plain JavaScript: found a non-null assertion (!)"},
 		{"ts modifier", okMeta + "class A { private x = 1 }\n", "2:19: TypeScript syntax is not supported; workflow scripts are plain JavaScript: found an access modifier (private)"},
 
+		// What goja cannot run, though Node can.
+		{"async generator", okMeta + "async function* pages() {\n  yield 1\n}\n", "2:1: async generators (async function*, async *method()) are not supported: goja, the JavaScript engine of this runtime, cannot run them (build an array"},
+		{"async generator expression", okMeta + "const g = async function* () { yield 1 }\n", "2:11: async generators (async function*, async *method()) are not supported"},
+		{"async generator method", okMeta + "const o = {\n  async *items() { yield 1 },\n}\n", "3:10: async generators (async function*, async *method()) are not supported"},
+		{"async generator in a class", okMeta + "class Feed { async *items() { yield 1 } }\n", "2:14: async generators (async function*, async *method()) are not supported"},
+		{"unicode property escape", okMeta + "const words = text.match(/\\p{L}+/gu)\n", "2:26: Unicode property escapes (\\p{...}) are not supported: goja, the JavaScript engine of this runtime, compiles them into a pattern that never matches (spell the class out"},
+		{"for await", okMeta + "for await (const x of feed()) log(x)\n", "2:5: for await...of is not supported: goja, the JavaScript engine of this runtime, cannot run it (loop with for (const p of promises)"},
+
 		// Plain syntax errors.
 		{"unterminated string", okMeta + "const s = 'abc\n", "2:11: SyntaxError: Unexpected token ILLEGAL"},
 		{"unexpected end", okMeta + "foo(\n", "3:1: SyntaxError: unexpected end of the script"},

@@ -52,7 +52,7 @@ func newRun(ctx context.Context, s *Script, env lang.Env) *run {
 		ctx:          ctx,
 		script:       s,
 		env:          env,
-		inbox:        newInbox(),
+		inbox:        newInbox(env.Scheduler().NewWake()),
 		engineErrors: map[*goja.Object]engineError{},
 		pending:      map[*goja.Object]*pending{},
 	}
@@ -115,10 +115,8 @@ func (r *run) loop(body *goja.Promise) error {
 				Hint:    "await only promises made by agent(), parallel(), pipeline(), workflow() and checkpoint(); there are no timers"}
 		}
 		r.busy.idle()
-		select {
-		case <-r.ctx.Done():
+		if err := r.inbox.wake.Wait(r.ctx); err != nil {
 			return r.stopped()
-		case <-r.inbox.wake:
 		}
 		r.busy.running()
 		for _, settle := range r.inbox.take() {

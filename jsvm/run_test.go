@@ -62,13 +62,15 @@ func TestResults(t *testing.T) {
 		{"return await Promise.all([agent('a'), agent('b')])", `["echo: a","echo: b"]`},
 		{"if (true) return 'early'\nreturn 'late'", `"early"`},
 		{"return meta", `{"name":"n","description":"d"}`},
-		{"return typeof require + typeof process + typeof setTimeout + typeof fetch", `"undefinedundefinedundefinedundefined"`},
+		{"return typeof require + typeof setTimeout + typeof fetch", `"undefinedundefinedundefined"`},
+		{"return [cwd, process.cwd(), typeof process.env, Object.isFrozen(process)]", `["/project","/project","undefined",true]`},
 		{"return [1, 2, 3].findLast(x => x < 3) ?? 0", "2"},
 		{"try { await agent('x', { effort: 'huge' }) } catch (e) { return e.message }",
 			`"agent(): option effort must be one of low, medium, high, xhigh, max, not \"huge\""`},
 		{"try { agent(42) } catch (e) { return String(e) }", `"TypeError: agent(): the prompt must be a string, not a number"`},
-		{"try { agent('x', { tools: [] }) } catch (e) { return e.message }",
-			`"agent(): unknown option \"tools\"; the options are label, phase, schema, model, effort, agentType, isolation, executor, timeoutMs, retries"`},
+		{"try { agent('x', { shema: {} }) } catch (e) { return e.message }",
+			`"agent(): unknown option \"shema\"; did you mean \"schema\"? (the options are label, phase, schema, model, effort, agentType, isolation, executor, permissions, timeoutMs, retries, required)"`},
+		{"try { agent('x', { label: 7, _tag: 'a' }) } catch (e) { return e.message }", `"agent(): option label must be a string, not a number"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
@@ -122,6 +124,20 @@ func TestAgentOptionsReachTheEngine(t *testing.T) {
 	}
 }
 
+// Keys that are not options are passed to the engine, which warns about
+// them; they are not an error, as in the Node runtime.
+func TestUnknownAgentOptionsAreIgnored(t *testing.T) {
+	env := langtest.NewEnv()
+	got := mustRun(t, env, `return await agent('p', { label: 'L', _tag: 'x', tier: 'fast', _predispatch: true })`)
+	if got != `"echo: p"` {
+		t.Errorf("result = %s", got)
+	}
+	o := env.Calls()[0].Opts
+	if o.Label != "L" || strings.Join(o.Ignored, ",") != "_predispatch,_tag,tier" {
+		t.Errorf("options = %+v", o)
+	}
+}
+
 func TestAgentResultsAreNativeValues(t *testing.T) {
 	env := langtest.NewEnv()
 	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
@@ -137,16 +153,16 @@ return [Array.isArray(r.items), r.items.map(i => i.file).join(','), r.ok === tru
 // errCoded is an engine error with a code, such as a budget error.
 type errCoded struct{ code string }
 
-func (e errCoded) Error() string { return "budget exhausted: 1000 of 1000 tokens spent" }
-func (e errCoded) Code() string  { return e.code }
+func (e errCoded) Error() string     { return "budget exhausted: 1000 of 1000 tokens spent" }
+func (e errCoded) ErrorCode() string { return e.code }
 
-var errBudget = errCoded{"budget_exhausted"}
+var errBudget = errCoded{"TOKEN_BUDGET_EXHAUSTED"}
 
 func TestEngineErrors(t *testing.T) {
 	env := langtest.NewEnv()
 	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) { return nil, errBudget }
 	got := mustRun(t, env, "try { await agent('x') } catch (e) { return [e instanceof Error, e.message, e.code] }")
-	if want := `[true,"budget exhausted: 1000 of 1000 tokens spent","budget_exhausted"]`; got != want {
+	if want := `[true,"budget exhausted: 1000 of 1000 tokens spent","TOKEN_BUDGET_EXHAUSTED"]`; got != want {
 		t.Errorf("caught = %s, want %s", got, want)
 	}
 
@@ -521,4 +537,35 @@ func lineOf(e *lang.Error) int {
 		return 0
 	}
 	return e.Line
+}
+
+// What real scripts use of Intl to format figures for prompts and reports,
+// formatted as Node does in en-US.
+func TestLocaleFormatting(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{"return (1234567.891).toLocaleString()", `"1,234,567.891"`},
+		{"return (1234567.891).toLocaleString('de-DE')", `"1,234,567.891"`},
+		{"return (-1234.5).toLocaleString('en-US', { maximumFractionDigits: 0 })", `"-1,235"`},
+		{"return (12).toLocaleString(undefined, { minimumFractionDigits: 2 })", `"12.00"`},
+		{"return (0.256).toLocaleString('en-US', { style: 'percent' })", `"26%"`},
+		{"return (1e21).toLocaleString()", `"1,000,000,000,000,000,000,000"`},
+		{"return [NaN.toLocaleString(), Infinity.toLocaleString(), (-Infinity).toLocaleString()]", `["NaN","∞","-∞"]`},
+		{"return new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(1234.5)", `"$1,234.50"`},
+		{"return new Intl.NumberFormat('en-US', { style: 'currency', currency: 'CHF' }).format(3)", `"CHF` + "\u00a0" + `3.00"`},
+		{"return new Intl.NumberFormat('en-US', { useGrouping: false }).format(1234567)", `"1234567"`},
+		{"return new Intl.NumberFormat('en-US', { signDisplay: 'always' }).format(5)", `"+5"`},
+		{"return new Intl.NumberFormat().resolvedOptions().locale", `"en-US"`},
+		{"return [String(Intl), typeof Intl.DateTimeFormat]", `["[object Intl]","undefined"]`},
+		{"return new Date(2026, 6, 27, 15, 4, 5).toLocaleString()", `"7/27/2026, 3:04:05 PM"`},
+		{"const d = new Date(2026, 0, 2, 0, 7, 9)\nreturn [d.toLocaleDateString(), d.toLocaleTimeString()]", `["1/2/2026","12:07:09 AM"]`},
+		{"const o = { a: 1 }\nreturn [new WeakRef(o).deref() === o, typeof new FinalizationRegistry(() => {}).register]", `[true,"function"]`},
+		{"try { new Intl.NumberFormat('en', { style: 'currency' }) } catch (e) { return e.name }", `"TypeError"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			if got := mustRun(t, langtest.NewEnv(), tt.body); got != tt.want {
+				t.Errorf("result = %s, want %s", got, tt.want)
+			}
+		})
+	}
 }

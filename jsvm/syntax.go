@@ -82,6 +82,9 @@ func syntaxError(src *source, err error) error {
 	case hasWord(rest, "export"):
 		return src.errorf(off, "remove the export keyword; only meta is exported", "export is only allowed on meta")
 	}
+	if msg, hint := unsupported(first.Message, src.text, off); msg != "" {
+		return src.errorf(off, hint, "%s", msg)
+	}
 	if what := typeScript(src.text, off); what != "" {
 		return src.errorf(off, tsHint, "TypeScript syntax is not supported; workflow scripts are plain JavaScript: found %s", what)
 	}
@@ -97,11 +100,38 @@ func syntaxError(src *source, err error) error {
 func compileError(src *source, err error) error {
 	var syn *goja.CompilerSyntaxError
 	if errors.As(err, &syn) && syn.File != nil {
-		return src.errorf(syn.Offset-len(bodyPrefix), "", "SyntaxError: %s", syn.Message)
+		off := syn.Offset - len(bodyPrefix)
+		if msg, hint := unsupported(syn.Message, src.text, off); msg != "" {
+			return src.errorf(off, hint, "%s", msg)
+		}
+		return src.errorf(off, "", "SyntaxError: %s", syn.Message)
 	}
 	var ref *goja.CompilerReferenceError
 	if errors.As(err, &ref) && ref.File != nil {
 		return src.errorf(ref.Offset-len(bodyPrefix), "", "ReferenceError: %s", ref.Message)
 	}
 	return &lang.Error{File: src.path, Message: err.Error(), Static: true}
+}
+
+const (
+	asyncGeneratorMsg  = "async generators (async function*, async *method()) are not supported: goja, the JavaScript engine of this runtime, cannot run them"
+	asyncGeneratorHint = "build an array, or use a plain function* generator, and await each item in a for...of loop"
+	forAwaitMsg        = "for await...of is not supported: goja, the JavaScript engine of this runtime, cannot run it"
+	forAwaitHint       = "loop with for (const p of promises) { const x = await p; ... }, or await Promise.all(promises) first"
+)
+
+// unsupported recognises, from the parser's message and the text at off,
+// the syntax goja cannot run though Node can, and says so plainly: goja
+// calls an async generator "not supported yet", and fails on for await
+// and on an async generator method with a bare "Unexpected token".
+func unsupported(parserMsg, text string, off int) (msg, hint string) {
+	before := strings.TrimRight(text[:min(max(off, 0), len(text))], " \t\r\n")
+	switch {
+	case strings.Contains(parserMsg, "Async generators are not supported"),
+		parserMsg == "Unexpected token *" && strings.HasSuffix(strings.TrimRight(before, " \t\r\n*"), "async"):
+		return asyncGeneratorMsg, asyncGeneratorHint
+	case parserMsg == "Unexpected token await" && strings.HasSuffix(before, "for"):
+		return forAwaitMsg, forAwaitHint
+	}
+	return "", ""
 }

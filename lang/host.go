@@ -38,6 +38,11 @@ type Source struct {
 	// A script sent as text uses a synthetic name such as "inline.workflow.js".
 	Path string
 	Text []byte
+	// ReadFile reads the other files the script pulls in (Starlark's
+	// load()s); nil reads them from disk. A run on another machine gets
+	// them from the script's bundle, so that it runs exactly the files the
+	// run was started with.
+	ReadFile func(path string) ([]byte, error)
 }
 
 // Host loads the scripts of one language.
@@ -87,14 +92,20 @@ type Scope interface {
 // Workflow) therefore return at once, after fixing the call's identity, and
 // report their answer through done, which the engine calls exactly once:
 // before the method returns when the answer is at hand (a call replayed
-// from the journal, a limit), otherwise later from another goroutine. A
-// single-threaded host queues the answer for its interpreter thread; a host
-// with blocking builtins waits for it.
+// from the journal, a limit), otherwise later from another goroutine (or
+// coroutine). A single-threaded host queues the answer for its interpreter
+// thread; a host with blocking builtins waits for it. Either way it waits
+// through the Env's Scheduler, never on its own.
 type Env interface {
 	// Args is the run's args as JSON, or nil when the run has none.
 	Args() json.RawMessage
 	// Root is the scope the script's body runs in.
 	Root() Scope
+	// Scheduler is how the host waits for answers and runs branches.
+	Scheduler() Scheduler
+	// Cwd is the run's working directory (the project's), which scripts
+	// read as the global cwd, as in the Node runtime.
+	Cwd() string
 
 	// Agent starts one agent call. Its answer is a JSON string for text,
 	// the validated object for a schema, or null on a terminal failure. An

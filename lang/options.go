@@ -21,25 +21,39 @@ type AgentOptions struct {
 	AgentType string          `json:"agentType,omitempty"`
 	Isolation string          `json:"isolation,omitempty"`
 	Executor  string          `json:"executor,omitempty"`
+	// Permissions is what the agent may change: "workspace-write",
+	// "read-only" or "full-access"; "" leaves it to the agent type, the
+	// run and the executor's configuration.
+	Permissions string `json:"permissions,omitempty"`
 	// TimeoutMs and Retries are nil when the script did not set them, so the
 	// run's defaults apply.
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 	Retries   *int   `json:"retries,omitempty"`
+	// Required makes a call that ends without an answer throw instead of
+	// giving null, as in the Node runtime.
+	Required bool `json:"required,omitempty"`
+	// Ignored lists, sorted, the keys of the options object that are not
+	// options. Scripts written for other runtimes pass their own keys
+	// through (_tag, tier, ...), and the Node runtime ignores them; so do
+	// we, and the engine says so once per key per run (IgnoredOption).
+	Ignored []string `json:"-"`
 }
 
 var (
-	agentOptionNames = []string{"label", "phase", "schema", "model", "effort", "agentType", "isolation", "executor", "timeoutMs", "retries"}
+	agentOptionNames = []string{"label", "phase", "schema", "model", "effort", "agentType", "isolation", "executor", "permissions", "timeoutMs", "retries", "required"}
 	efforts          = []string{"low", "medium", "high", "xhigh", "max"}
+	permissions      = []string{"workspace-write", "read-only", "full-access"}
 )
 
 // DecodeAgentOptions validates and decodes the JSON of an options object.
 // Empty input and "null" give zero options.
 func DecodeAgentOptions(raw json.RawMessage) (AgentOptions, error) {
 	var o AgentOptions
-	fields, err := objectFields("agent()", raw, agentOptionNames)
+	fields, ignored, err := objectFields("agent()", raw, agentOptionNames, true)
 	if err != nil || fields == nil {
 		return o, err
 	}
+	o.Ignored = ignored
 	for name, v := range fields {
 		switch name {
 		case "label":
@@ -56,6 +70,10 @@ func DecodeAgentOptions(raw json.RawMessage) (AgentOptions, error) {
 			if err = decodeString("agent()", name, v, &o.Effort); err == nil && o.Effort != "" && !contains(efforts, o.Effort) {
 				err = fmt.Errorf("agent(): option effort must be one of %s, not %q", strings.Join(efforts, ", "), o.Effort)
 			}
+		case "permissions":
+			if err = decodeString("agent()", name, v, &o.Permissions); err == nil && o.Permissions != "" && !contains(permissions, o.Permissions) {
+				err = fmt.Errorf("agent(): option permissions must be one of %s, not %q", strings.Join(permissions, ", "), o.Permissions)
+			}
 		case "isolation":
 			if err = decodeString("agent()", name, v, &o.Isolation); err == nil && o.Isolation != "" && o.Isolation != "worktree" {
 				err = fmt.Errorf("agent(): option isolation must be \"worktree\", not %q", o.Isolation)
@@ -68,7 +86,14 @@ func DecodeAgentOptions(raw json.RawMessage) (AgentOptions, error) {
 				err = fmt.Errorf("agent(): option schema must be a JSON Schema object, not %s", jsonKind(v))
 			}
 			o.Schema = v
+		case "required":
+			if !isNull(v) && json.Unmarshal(v, &o.Required) != nil {
+				err = fmt.Errorf("agent(): option required must be true or false, not %s", jsonKind(v))
+			}
 		case "timeoutMs":
+			if isNull(v) { // the Node runtime's way of saying "no timeout of its own"
+				continue
+			}
 			var n int64
 			if n, err = decodeMillis("agent()", name, v); err == nil {
 				o.TimeoutMs = &n
@@ -122,7 +147,7 @@ func DecodeCheckpoint(prompt string, raw json.RawMessage) (CheckpointRequest, er
 	if strings.TrimSpace(prompt) == "" {
 		return req, fmt.Errorf("checkpoint(): the prompt must be a non-empty string")
 	}
-	fields, err := objectFields("checkpoint()", raw, checkpointOptionNames)
+	fields, _, err := objectFields("checkpoint()", raw, checkpointOptionNames, false)
 	if err != nil {
 		return req, err
 	}
@@ -212,28 +237,99 @@ func (r CheckpointRequest) Validate(answer json.RawMessage) error {
 	return nil
 }
 
-func objectFields(fn string, raw json.RawMessage, allowed []string) (map[string]json.RawMessage, error) {
+// objectFields splits an options object into its known fields and the
+// names of the others. A name that looks like a misspelt option ("shema")
+// is an error either way; the others are an error unless lenient, and
+// then come back in ignored.
+func objectFields(fn string, raw json.RawMessage, allowed []string, lenient bool) (fields map[string]json.RawMessage, ignored []string, err error) {
 	if len(bytes.TrimSpace(raw)) == 0 || isNull(raw) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if firstByte(raw) != '{' {
-		return nil, fmt.Errorf("%s: options must be an object, not %s", fn, jsonKind(raw))
+		return nil, nil, fmt.Errorf("%s: options must be an object, not %s", fn, jsonKind(raw))
 	}
-	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, fmt.Errorf("%s: options: %w", fn, err)
+		return nil, nil, fmt.Errorf("%s: options: %w", fn, err)
 	}
-	var unknown []string
 	for name := range fields {
 		if !contains(allowed, name) {
-			unknown = append(unknown, name)
+			ignored = append(ignored, name)
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, fmt.Errorf("%s: unknown option %q; the options are %s", fn, unknown[0], strings.Join(allowed, ", "))
+	sort.Strings(ignored)
+	for _, name := range ignored {
+		if meant, ok := nearMiss(name, allowed); ok {
+			return nil, nil, fmt.Errorf("%s: unknown option %q; did you mean %q? (the options are %s)", fn, name, meant, strings.Join(allowed, ", "))
+		}
 	}
-	return fields, nil
+	if len(ignored) > 0 && !lenient {
+		return nil, nil, fmt.Errorf("%s: unknown option %q; the options are %s", fn, ignored[0], strings.Join(allowed, ", "))
+	}
+	for _, name := range ignored {
+		delete(fields, name)
+	}
+	return fields, ignored, nil
+}
+
+// IgnoredOption is the warning for an agent() option key that is not an
+// option.
+func IgnoredOption(name string) string {
+	return fmt.Sprintf("agent(): ignoring option %q: it is not an agent() option (the options are %s)", name, strings.Join(agentOptionNames, ", "))
+}
+
+// nearMiss reports the option name was probably meant to be: the same
+// but for case, '_' and '-', or one or two edits away from one (a single
+// edit for names under five letters). A name that starts with '_' or '$'
+// is a deliberate private key, never a typo.
+func nearMiss(name string, allowed []string) (string, bool) {
+	if name == "" || name[0] == '_' || name[0] == '$' {
+		return "", false
+	}
+	fold := func(s string) string {
+		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
+	}
+	best, bestDist := "", 3
+	for _, a := range allowed {
+		if fold(a) == fold(name) {
+			return a, true
+		}
+		limit := 2
+		if len(a) < 5 {
+			limit = 1
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(a)); d <= limit && d < bestDist {
+			best, bestDist = a, d
+		}
+	}
+	return best, best != ""
+}
+
+// editDistance counts the insertions, deletions, substitutions and
+// transpositions of adjacent letters that turn a into b (optimal string
+// alignment).
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
 }
 
 func decodeString(fn, name string, v json.RawMessage, dst *string) error {

@@ -19,7 +19,17 @@ func TestDecodeAgentOptions(t *testing.T) {
 				return o.Label == "a" && o.Phase == "P" && o.Effort == "high" && *o.TimeoutMs == 500 && *o.Retries == 2
 			}},
 		{in: `{"schema":{"type":"object"}}`, check: func(o AgentOptions) bool { return string(o.Schema) == `{"type":"object"}` }},
-		{in: `{"timeout":5}`, wantErr: `unknown option "timeout"; the options are label, phase, schema`},
+		{in: `{"timeout":5}`, wantErr: `unknown option "timeout"; did you mean "timeoutMs"? (the options are label, phase, schema`},
+		{in: `{"shema":{}}`, wantErr: `unknown option "shema"; did you mean "schema"?`},
+		{in: `{"Schema":{}}`, wantErr: `did you mean "schema"?`},
+		{in: `{"agent_type":"x"}`, wantErr: `did you mean "agentType"?`},
+		{in: `{"lable":"x"}`, wantErr: `did you mean "label"?`},
+		{in: `{"_tag":"x","tier":"fast","_schema":1,"tools":[],"required":true}`, check: func(o AgentOptions) bool {
+			return strings.Join(o.Ignored, ",") == "_schema,_tag,tier,tools" && o.Required
+		}},
+		{in: `{"_tag":"x","label":7}`, wantErr: "option label must be a string, not a number"},
+		{in: `{"timeoutMs":null}`, check: func(o AgentOptions) bool { return o.TimeoutMs == nil }},
+		{in: `{"required":"yes"}`, wantErr: "option required must be true or false"},
 		{in: `{"label":5}`, wantErr: "option label must be a string, not a number"},
 		{in: `{"effort":"extreme"}`, wantErr: "effort must be one of low, medium, high, xhigh, max"},
 		{in: `{"isolation":"docker"}`, wantErr: `isolation must be "worktree"`},
@@ -68,6 +78,8 @@ func TestDecodeCheckpoint(t *testing.T) {
 		{prompt: "ok?", in: `{"choices":["a"]}`, wantErr: `choices only applies to kind "select"`},
 		{prompt: " ", in: ``, wantErr: "the prompt must be a non-empty string"},
 		{prompt: "ok?", in: `{"when":1}`, wantErr: `unknown option "when"`},
+		{prompt: "ok?", in: `{"defualt":true}`, wantErr: `unknown option "defualt"; did you mean "default"?`},
+		{prompt: "ok?", in: `{"default":true,"headless":"abort"}`, headless: "abort", kind: Confirm},
 		{prompt: "ok?", in: `{"timeoutMs":0}`, headless: "abort", kind: Confirm},
 		{prompt: "ok?", in: `{"timeoutMs":18446744073710}`, wantErr: "from 1 to 2592000000 (30 days), not 18446744073710"},
 		{prompt: "ok?", in: `{"timeoutMs":-5}`, wantErr: "from 1 to 2592000000 (30 days), not -5"},

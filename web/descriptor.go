@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,9 +31,35 @@ type Descriptor struct {
 	StartedAt       time.Time `json:"startedAt"`
 }
 
-// DashboardURL is the link to the dashboard, token included.
+// DashboardURL is the link to the dashboard, token included. The token
+// goes in the fragment, which browsers do not send: it stays out of
+// request lines, server logs and Referer headers, and the page moves it
+// to sessionStorage and out of the address bar as it loads.
 func (d Descriptor) DashboardURL() string {
-	return d.URL + "/?token=" + url.QueryEscape(d.Token)
+	return DashboardLink(d.URL, d.Token, "")
+}
+
+// RunURL is the link to one run's view in the dashboard, token included.
+func (d Descriptor) RunURL(runID string) string {
+	return DashboardLink(d.URL, d.Token, runID)
+}
+
+// DashboardLink is the dashboard of the server at base (http://host:port):
+// base/#token=<token>&run=<runID>, each part left out when empty. Without
+// the token it is the stable link to a run, for a browser that already
+// holds the token.
+func DashboardLink(base, token, runID string) string {
+	var frag []string
+	if token != "" {
+		frag = append(frag, "token="+url.QueryEscape(token))
+	}
+	if runID != "" {
+		frag = append(frag, "run="+url.QueryEscape(runID))
+	}
+	if len(frag) == 0 {
+		return base + "/"
+	}
+	return base + "/#" + strings.Join(frag, "&")
 }
 
 // WriteDescriptor writes d to path atomically with mode 0600.

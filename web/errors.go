@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -59,6 +60,17 @@ const (
 	codeTooManyStreams = "too_many_streams"
 )
 
+// CodeUnknownExecutor is the code of an executor name that names none.
+const CodeUnknownExecutor = "unknown_executor"
+
+// Classify returns the HTTP status and the error body the API answers err
+// with. The CLI prints the same body under --json, so that one failure
+// has one code wherever it is reported.
+func Classify(err error) (int, ErrorInfo) {
+	ae := classify(err)
+	return ae.status, ErrorInfo{Code: ae.code, Message: ae.message, Position: ae.position}
+}
+
 // classify turns an engine, store or script error into an API error, so
 // that a bad script is a 400 with its position and never a 500.
 func classify(err error) *apiError {
@@ -81,8 +93,10 @@ func classify(err error) *apiError {
 	case errors.Is(err, engine.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		status, code = http.StatusNotFound, codeNotFound
 	case errors.Is(err, engine.ErrNotResumable), errors.Is(err, engine.ErrNotRunning), errors.Is(err, engine.ErrRunning),
-		errors.Is(err, store.ErrLeased):
+		errors.Is(err, store.ErrLeased), errors.Is(err, store.ErrForeignRun):
 		status, code = http.StatusConflict, codeConflict
+	case errors.Is(err, executors.ErrUnknownExecutor):
+		status, code = http.StatusBadRequest, CodeUnknownExecutor
 	case errors.As(err, &le):
 		// A script error found while loading a child or a saved
 		// workflow: still the caller's script.

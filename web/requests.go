@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -46,15 +50,86 @@ type ResumeRequest struct {
 }
 
 // RunOptions are the options a request may set; unset ones keep their
-// default (or, on resume, the run's).
+// default (the server's: what serve was started with), or on resume the
+// run's. They are read under the Node runtime's names too (see
+// UnmarshalJSON), so a client written against its README works unchanged.
 type RunOptions struct {
-	Executor       *string `json:"executor,omitempty"`
+	Executor *string `json:"executor,omitempty"`
+	// Model is the model of calls on the run's executor that name none.
+	Model *string `json:"model,omitempty"`
+	// Permissions is the policy of calls that set none: workspace-write,
+	// read-only or full-access.
+	Permissions    *string `json:"permissions,omitempty"`
 	Concurrency    *int    `json:"concurrency,omitempty"`
 	MaxAgents      *int    `json:"maxAgents,omitempty"`
 	MaxItems       *int    `json:"maxItems,omitempty"`
 	AgentRetries   *int    `json:"agentRetries,omitempty"`
 	AgentTimeoutMs *int64  `json:"agentTimeoutMs,omitempty"`
 	TokenBudget    *int64  `json:"tokenBudget,omitempty"`
+}
+
+// runOptionNames are the keys of an options object: ours, then the Node
+// runtime's where they differ.
+var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget", "model", "permissions",
+	"defaultExecutor", "autoResume"}
+
+// UnmarshalJSON reads an options object. The Node runtime's names are
+// accepted: defaultExecutor for executor, and autoResume, which changes
+// nothing here (a run paused by a rate limit waits for a resume). null
+// for agentTimeoutMs or tokenBudget means none, as there. Any other key is
+// an error naming the options, so that a typo is not silently a default.
+func (o *RunOptions) UnmarshalJSON(b []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return fmt.Errorf("options must be an object: %w", err)
+	}
+	var names []string
+	for name := range fields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !slices.Contains(runOptionNames, name) {
+			return fmt.Errorf("unknown option %q; the options are %s", name, strings.Join(runOptionNames, ", "))
+		}
+	}
+	*o = RunOptions{}
+	decode := func(name string, dst any) error {
+		v, ok := fields[name]
+		if !ok {
+			return nil
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			return fmt.Errorf("option %s: %w", name, err)
+		}
+		return nil
+	}
+	// none reads an option where null means none: zero, which is none.
+	none := func(name string, dst **int64) error {
+		if v, ok := fields[name]; ok && string(bytes.TrimSpace(v)) == "null" {
+			*dst = new(int64)
+			return nil
+		}
+		return decode(name, dst)
+	}
+	var autoResume *bool
+	err := errors.Join(decode("executor", &o.Executor), decode("model", &o.Model), decode("permissions", &o.Permissions), decode("concurrency", &o.Concurrency), decode("maxAgents", &o.MaxAgents),
+		decode("maxItems", &o.MaxItems), decode("agentRetries", &o.AgentRetries), none("agentTimeoutMs", &o.AgentTimeoutMs),
+		none("tokenBudget", &o.TokenBudget), decode("autoResume", &autoResume))
+	if err != nil {
+		return err
+	}
+	var def *string
+	if err := decode("defaultExecutor", &def); err != nil {
+		return err
+	}
+	if def != nil {
+		if o.Executor != nil && *o.Executor != *def {
+			return fmt.Errorf("executor %q and defaultExecutor %q disagree; give one", *o.Executor, *def)
+		}
+		o.Executor = def
+	}
+	return nil
 }
 
 // Apply writes the options set into opts.
@@ -68,7 +143,13 @@ func (o *RunOptions) Apply(opts *engine.Options) {
 		}
 	}
 	if o.Executor != nil {
-		opts.Executor = *o.Executor
+		opts.Executor, opts.ExecutorSource = *o.Executor, "request"
+	}
+	if o.Model != nil {
+		opts.Model = *o.Model
+	}
+	if o.Permissions != nil {
+		opts.Permissions = executors.Permissions(*o.Permissions)
 	}
 	set(&opts.Concurrency, o.Concurrency)
 	set(&opts.MaxAgents, o.MaxAgents)
@@ -141,7 +222,11 @@ func readBody(c echo.Context, v any, optional bool) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "the body is not valid JSON for this request: %v", err)
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "the body is not valid JSON: %v", err)
+		}
+		return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "the body does not fit this request: %v", err)
 	}
 	if dec.More() {
 		return nil, newAPIError(http.StatusBadRequest, codeBadRequest, "the body holds more than one JSON value")

@@ -16,7 +16,7 @@ type route struct {
 func (s *Server) routes() []route {
 	return []route{
 		{http.MethodGet, "/", s.dashboard},
-		{http.MethodGet, "/dashboard.js", s.dashboardScript},
+		{http.MethodGet, "/assets/*", s.dashboardAsset},
 		{http.MethodGet, "/api/health", s.health},
 		{http.MethodGet, "/api/openapi.json", s.openAPI},
 		{http.MethodGet, "/api/overview", s.overview},

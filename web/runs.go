@@ -48,6 +48,15 @@ func (s *Server) getRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if src := s.cfg.Elsewhere; src != nil {
+		d, ok, err := src.Detail(c.Request().Context(), id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return c.JSON(http.StatusOK, d)
+		}
+	}
 	d, err := s.rt.Inspect(id)
 	if err != nil {
 		return err
@@ -96,7 +105,10 @@ func (s *Server) start(c echo.Context, req StartRequest) (StartResponse, error) 
 	if err != nil {
 		return StartResponse{}, err
 	}
-	opts := engine.DefaultOptions()
+	opts := s.cfg.Defaults
+	if opts == (engine.Options{}) {
+		opts = engine.DefaultOptions()
+	}
 	req.Options.Apply(&opts)
 	if err := s.checkOptions(opts); err != nil {
 		return StartResponse{}, err

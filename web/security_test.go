@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/web"
 )
 
 // apiRoute is a request to every API route that passes the checks and
@@ -162,7 +164,7 @@ func portOf(rawURL string) string {
 // holds no data.
 func TestDashboardShell(t *testing.T) {
 	f := newFixture(t, fixtureConfig{})
-	for _, path := range []string{"/", "/dashboard.js"} {
+	for _, path := range []string{"/", "/assets/main.js", "/assets/style.css"} {
 		res := f.do(request{method: "GET", path: path, noToken: true})
 		if res.status != 200 {
 			t.Fatalf("%s: %d", path, res.status)
@@ -195,5 +197,46 @@ func TestDashboardShell(t *testing.T) {
 	}
 	if res := f.do(request{method: "GET", path: "/api/health"}); res.header.Get("Cache-Control") != "no-store" {
 		t.Errorf("API answers must not be cached")
+	}
+}
+
+// TestDashboardAssets serves the dashboard's files with their types, and
+// nothing else under /assets/.
+func TestDashboardAssets(t *testing.T) {
+	f := newFixture(t, fixtureConfig{})
+	for path, want := range map[string]string{
+		"/":                 "text/html; charset=utf-8",
+		"/assets/main.js":   "text/javascript; charset=utf-8",
+		"/assets/style.css": "text/css; charset=utf-8",
+		"/assets/icon.svg":  "image/svg+xml",
+	} {
+		res := f.do(request{method: "GET", path: path, noToken: true})
+		if res.status != 200 || res.header.Get("Content-Type") != want {
+			t.Errorf("%s: %d %q, want 200 %q", path, res.status, res.header.Get("Content-Type"), want)
+		}
+	}
+	for _, path := range []string{"/assets/nothing.js", "/assets/../dashboard.go", "/assets/%2e%2e/index.html", "/assets/index.html", "/assets/"} {
+		if res := f.do(request{method: "GET", path: path, noToken: true}); res.status != 404 {
+			t.Errorf("%s: %d, want 404", path, res.status)
+		}
+	}
+}
+
+// TestDashboardLinks puts the token in the fragment, which browsers never
+// send to a server, and never in the query.
+func TestDashboardLinks(t *testing.T) {
+	d := web.Descriptor{URL: "http://127.0.0.1:4242", Token: "tok+en/="}
+	for _, c := range []struct{ got, want string }{
+		{d.DashboardURL(), "http://127.0.0.1:4242/#token=tok%2Ben%2F%3D"},
+		{d.RunURL("audit-1"), "http://127.0.0.1:4242/#token=tok%2Ben%2F%3D&run=audit-1"},
+		{web.DashboardLink(d.URL, "", "audit-1"), "http://127.0.0.1:4242/#run=audit-1"},
+		{web.DashboardLink(d.URL, "", ""), "http://127.0.0.1:4242/"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
+		if u, err := url.Parse(c.got); err != nil || u.RawQuery != "" {
+			t.Errorf("%s has a query", c.got)
+		}
 	}
 }

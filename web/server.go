@@ -61,6 +61,13 @@ type Config struct {
 	// IdleTimeout closes a keep-alive connection idle that long; zero
 	// means 15 s.
 	IdleTimeout time.Duration
+	// Defaults are the options of a run a request starts, before the
+	// request's own: what `serve` was given. Zero means
+	// engine.DefaultOptions().
+	Defaults engine.Options
+	// Elsewhere lists and shows the project's runs that execute outside
+	// this runtime; nil means there are none.
+	Elsewhere RunSource
 }
 
 // responseTimeout bounds the writing of a response other than an event
@@ -140,7 +147,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cp.attach(cfg.Runtime.Events())
 	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, requests: newIdempotency(1024), checkpoints: cp,
-		summaries: newSummariesCache(cfg.Runtime), epoch: newEpoch(), encoded: newEventCache()}
+		summaries: newSummariesCache(cfg.Runtime, cfg.Elsewhere, log), epoch: newEpoch(), encoded: newEventCache()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.echo = s.newEcho()
 	return s, nil

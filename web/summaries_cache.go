@@ -1,11 +1,16 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/store"
 )
 
 // summariesCache keeps the encoded run summaries the overview and the run
@@ -21,9 +26,11 @@ import (
 // After a change made through this server (start, delete, ...) the next
 // request waits for a fresh listing, so a client sees its own change.
 type summariesCache struct {
-	rt     *engine.Runtime
-	minAge time.Duration
-	maxAge time.Duration
+	rt        *engine.Runtime
+	elsewhere RunSource // nil when every run is the runtime's
+	log       *slog.Logger
+	minAge    time.Duration
+	maxAge    time.Duration
 
 	mu      sync.Mutex
 	fresh   chan struct{} // closed when a listing newer than the last invalidate is in
@@ -36,8 +43,8 @@ type summariesCache struct {
 	running bool
 }
 
-func newSummariesCache(rt *engine.Runtime) *summariesCache {
-	return &summariesCache{rt: rt, minAge: 250 * time.Millisecond, maxAge: time.Second, fresh: make(chan struct{})}
+func newSummariesCache(rt *engine.Runtime, elsewhere RunSource, log *slog.Logger) *summariesCache {
+	return &summariesCache{rt: rt, elsewhere: elsewhere, log: log, minAge: 250 * time.Millisecond, maxAge: time.Second, fresh: make(chan struct{})}
 }
 
 // get returns the latest listing and the sequence it reflects, starting a
@@ -80,6 +87,22 @@ func (c *summariesCache) startLocked() {
 func (c *summariesCache) refresh(gen int, fresh chan struct{}) {
 	seq := c.rt.Events().Sequence()
 	runs, err := c.rt.List()
+	if err == nil && c.elsewhere != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		more, merr := c.elsewhere.Summaries(ctx)
+		cancel()
+		if merr != nil {
+			// The runtime's own runs still list.
+			c.log.Warn("list runs that execute elsewhere", "err", merr)
+		}
+		runs = append(runs, more...)
+		slices.SortStableFunc(runs, func(a, b store.Summary) int {
+			if n := b.StartedAt.Compare(a.StartedAt); n != 0 {
+				return n
+			}
+			return strings.Compare(b.RunID, a.RunID)
+		})
+	}
 	var body json.RawMessage
 	if err == nil {
 		body, err = json.Marshal(nonNil(runs))

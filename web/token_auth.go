@@ -17,9 +17,10 @@ type TokenAuthConfig struct {
 }
 
 // TokenAuth requires the token as "Authorization: Bearer <token>", as an
-// X-Workflow-Token header, or as a token query parameter (EventSource can
-// set no header, and the dashboard link carries it). It compares in
-// constant time.
+// X-Workflow-Token header, or as a token query parameter (for a client
+// that can set no header, such as a browser's EventSource; the dashboard
+// sends the header, so its token stays out of request lines and logs). It
+// compares in constant time.
 func TokenAuth(cfg TokenAuthConfig) echo.MiddlewareFunc {
 	want := []byte(cfg.Token)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {

@@ -27,8 +27,8 @@ func (a *app) attach(ctx context.Context, cl *web.Client, start web.StartRespons
 
 	run := &remoteRun{id: start.RunID}
 	run.progress.Status, run.progress.Started = engine.StatusRunning, time.Now()
-	view := newRemoteProgressView(a.stderr, run, !a.json && isTerminal(a.stderr))
-	view.start()
+	view := newProgressView(a.stderr, a.json, a.logs)
+	view.start(run)
 
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -121,65 +121,104 @@ func (r *remoteRun) apply(ctx context.Context, cl *web.Client, view *progressVie
 		}
 		return nil
 	}
-	var call engine.CallPayload
-	decode := func(v any) bool { return json.Unmarshal(ev.Payload, v) == nil }
+	payload, ok := decodePayload(ev)
+	if !ok {
+		return nil
+	}
 	r.mu.Lock()
 	s := &r.progress.Stats
-	switch ev.Type {
-	case engine.EventRunStarted, engine.EventRunResumed:
+	switch p := payload.(type) {
+	case engine.StartedPayload:
 		r.progress.Started = ev.Timestamp
-	case engine.EventCallStarted:
-		s.Running++
-	case engine.EventCallFinished:
-		s.Running--
-		s.Live++
-		if decode(&call) && call.Usage != nil {
-			s.InputTokens += call.Usage.InputTokens
-			s.OutputTokens += call.Usage.OutputTokens
-			s.CachedInputTokens += call.Usage.CachedInputTokens
+	case engine.PhasePayload:
+		r.progress.Phase = p.Title
+	case engine.CallPayload:
+		switch ev.Type {
+		case engine.EventCallStarted:
+			s.Running++
+			r.progress.Calls++
+		case engine.EventCallFinished:
+			s.Running--
+			s.Live++
+			if p.Usage != nil {
+				s.InputTokens += p.Usage.InputTokens
+				s.OutputTokens += p.Usage.OutputTokens
+				s.CachedInputTokens += p.Usage.CachedInputTokens
+				s.CostUSD += p.Usage.CostUSD
+			}
+		case engine.EventCallFailed:
+			s.Running--
+			s.Failed++
+		case engine.EventCallReplayed:
+			s.Replayed++
+			r.progress.Calls++
 		}
-	case engine.EventCallFailed:
-		s.Running--
-		s.Failed++
-	case engine.EventCallReplayed:
-		s.Replayed++
+		s.Agents = s.Replayed + s.Live + s.Failed
 	}
-	s.Agents = s.Replayed + s.Live + s.Failed
 	r.mu.Unlock()
+	view.apply(ev.Type, payload)
 
-	switch ev.Type {
-	case engine.EventPhase:
-		var p engine.PhasePayload
-		if decode(&p) {
-			r.mu.Lock()
-			r.progress.Phase = p.Title
-			r.mu.Unlock()
-			view.print(p.Line())
-		}
-	case engine.EventLog:
-		var p engine.LogPayload
-		if decode(&p) {
-			view.print(p.Line())
-		}
-	case engine.EventLimit:
-		var p engine.LimitPayload
-		if decode(&p) {
-			view.print(p.Line())
-		}
-	case web.EventCheckpointPending:
-		var cp web.Checkpoint
-		if decode(&cp) {
-			view.print(fmt.Sprintf("checkpoint %s: %s (answer with: dynworkflow respond %s VALUE)", cp.ID, cp.Prompt, cp.ID))
-		}
-	case engine.EventRunStatus:
-		var p engine.StatusPayload
-		if decode(&p) && p.Status != engine.StatusRunning && p.Epoch == epoch {
+	switch p := payload.(type) {
+	case engine.StatusPayload:
+		if p.Status != engine.StatusRunning && p.Epoch == epoch {
 			return errRunEnded
 		}
-	case web.EventRunDeleted:
+	case runDeleted:
 		return errors.New("the run was deleted")
 	}
 	return nil
+}
+
+// runDeleted stands for the run.deleted event, which has no payload the
+// view needs.
+type runDeleted struct{}
+
+// decodePayload decodes the payload of a streamed event into the type the
+// engine publishes it with, so that the view reads local and remote runs
+// alike.
+func decodePayload(ev web.StreamEvent) (any, bool) {
+	var v any
+	switch ev.Type {
+	case engine.EventRunStarted, engine.EventRunResumed:
+		v = &engine.StartedPayload{}
+	case engine.EventRunStatus:
+		v = &engine.StatusPayload{}
+	case engine.EventCallStarted, engine.EventCallFinished, engine.EventCallFailed, engine.EventCallReplayed, engine.EventCallRetry:
+		v = &engine.CallPayload{}
+	case engine.EventPhase:
+		v = &engine.PhasePayload{}
+	case engine.EventLog:
+		v = &engine.LogPayload{}
+	case engine.EventLimit:
+		v = &engine.LimitPayload{}
+	case web.EventCheckpointPending:
+		v = &web.Checkpoint{}
+	case web.EventRunDeleted:
+		return runDeleted{}, true
+	default:
+		return nil, false
+	}
+	if json.Unmarshal(ev.Payload, v) != nil {
+		return nil, false
+	}
+	// The view matches on values, as the engine publishes them.
+	switch p := v.(type) {
+	case *engine.StartedPayload:
+		return *p, true
+	case *engine.StatusPayload:
+		return *p, true
+	case *engine.CallPayload:
+		return *p, true
+	case *engine.PhasePayload:
+		return *p, true
+	case *engine.LogPayload:
+		return *p, true
+	case *engine.LimitPayload:
+		return *p, true
+	case *web.Checkpoint:
+		return *p, true
+	}
+	return nil, false
 }
 
 // outcomeOf is the outcome of a run's latest execution, from its detail.
@@ -187,7 +226,8 @@ func outcomeOf(d *engine.Detail) engine.Outcome {
 	s := d.Summary
 	o := engine.Outcome{
 		RunID: s.RunID, Name: s.Name, Status: engine.Status(s.Status), PauseReason: s.PauseReason,
-		Result: d.Result, Error: s.Error, Stats: s.Stats, Epoch: s.Epoch,
+		Result: d.Result, Error: s.Error, Stats: s.Stats, Epoch: s.Epoch, Failures: d.Failures,
+		Executor: d.Options.Executor, ExecutorSource: d.Options.ExecutorSource, SimulatedAnswers: d.SimulatedAnswers,
 	}
 	if len(o.Result) == 0 || o.Status != engine.StatusCompleted {
 		o.Result = json.RawMessage("null")

@@ -25,7 +25,9 @@ def main(args):
 // branches used to start in the order goroutines won a lock, so the cap
 // fell on other branches after the resume.
 func TestCrashResumeUnderAgentCap(t *testing.T) {
-	flags := []string{"--max-agents", "20", "--concurrency", "1", "--simulate-latency", "5ms..15ms"}
+	// Slow enough that a kill after 1-6 answers comes well before the
+	// 20th, even on a busy machine.
+	flags := []string{"--max-agents", "20", "--concurrency", "1", "--simulate-latency", "20ms..40ms"}
 	for name, text := range capCrashScripts {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -36,7 +38,7 @@ func TestCrashResumeUnderAgentCap(t *testing.T) {
 				t.Fatalf("uninterrupted result %s: want 20 branches over the cap as null", want.Result)
 			}
 			for round := range 20 {
-				k := e.startAndKill(name, 1+round%10, 20, flags...)
+				k := e.startAndKill(name, 1+round%6, 20, flags...)
 				r := e.dw("resume", k.id, "--json")
 				expectCode(t, r, 0)
 				noReRun(t, k.journal, k.finished)

@@ -115,7 +115,7 @@ return await agent('never runs')
 				t.Errorf("%s: want exit code 64:\n%s", tc.name, r)
 				continue
 			}
-			for _, w := range append(tc.want, "Run 'dynworkflow --help' for usage.") {
+			for _, w := range append(tc.want, "Run 'dynworkflow "+tc.args[0]+" --help' for usage.") {
 				if !strings.Contains(r.stderr, w) {
 					t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, r)
 				}
@@ -239,8 +239,8 @@ const SHAPE = { type: 'object', required: ['count'], properties: { count: { type
 		if failed == nil {
 			t.Fatalf("the journal has no call.failed for /agent.0")
 		}
-		if failed.Error == nil || failed.Error.Code != "SCHEMA_INVALID" || failed.Answer == nil || failed.Answer.Attempts != 3 {
-			t.Errorf("call.failed should carry code SCHEMA_INVALID after 3 attempts: %+v", *failed)
+		if failed.Error == nil || failed.Error.Code != "SCHEMA_NONCOMPLIANCE" || failed.Answer == nil || failed.Answer.Attempts != 3 {
+			t.Errorf("call.failed should carry code SCHEMA_NONCOMPLIANCE after 3 attempts: %+v", *failed)
 		}
 	})
 

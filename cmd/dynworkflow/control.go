@@ -14,19 +14,26 @@ func (a *app) pauseCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "pause ID",
 		Short: "Pause a run executing in a live runtime",
-		Args:  exactArgs(1, "pause needs a run id"),
+		Args:  exactArgs(1, "pause needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if done, err := a.forwardControl(cmd.Context(), "paused", args[0], (*web.Client).Pause); done {
+			id, e, onTemporal, err := a.resolveRun(cmd, &backendFlags{}, args[0])
+			if err != nil {
+				return err
+			}
+			if onTemporal {
+				return a.controlTemporal(cmd.Context(), e, "paused")
+			}
+			if done, err := a.forwardControl(cmd.Context(), "paused", id, (*web.Client).Pause); done {
 				return err
 			}
 			rt, err := a.runtime(simulate.Config{})
 			if err != nil {
 				return err
 			}
-			if err := rt.Pause(args[0]); err != nil {
+			if err := rt.Pause(id); err != nil {
 				return fmt.Errorf("%w (a run started with `dynworkflow run` pauses with Ctrl-C in its terminal)", err)
 			}
-			a.done("paused", args[0])
+			a.done("paused", id)
 			return nil
 		},
 	}
@@ -36,19 +43,26 @@ func (a *app) stopCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "stop ID",
 		Short: "Stop a run and make it non-resumable",
-		Args:  exactArgs(1, "stop needs a run id"),
+		Args:  exactArgs(1, "stop needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if done, err := a.forwardControl(cmd.Context(), "stopped", args[0], (*web.Client).Stop); done {
+			id, e, onTemporal, err := a.resolveRun(cmd, &backendFlags{}, args[0])
+			if err != nil {
+				return err
+			}
+			if onTemporal {
+				return a.controlTemporal(cmd.Context(), e, "stopped")
+			}
+			if done, err := a.forwardControl(cmd.Context(), "stopped", id, (*web.Client).Stop); done {
 				return err
 			}
 			rt, err := a.runtime(simulate.Config{})
 			if err != nil {
 				return err
 			}
-			if err := rt.Stop(args[0]); err != nil {
+			if err := rt.Stop(id); err != nil {
 				return err
 			}
-			a.done("stopped", args[0])
+			a.done("stopped", id)
 			return nil
 		},
 	}
@@ -59,19 +73,26 @@ func (a *app) deleteCommand() *cobra.Command {
 		Use:     "delete ID",
 		Aliases: []string{"rm"},
 		Short:   "Delete a run's journal and snapshot",
-		Args:    exactArgs(1, "delete needs a run id"),
+		Args:    exactArgs(1, "delete needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if done, err := a.forwardControl(cmd.Context(), "deleted", args[0], (*web.Client).Delete); done {
+			id, e, onTemporal, err := a.resolveRun(cmd, &backendFlags{}, args[0])
+			if err != nil {
+				return err
+			}
+			if onTemporal {
+				return a.deleteTemporal(cmd.Context(), e)
+			}
+			if done, err := a.forwardControl(cmd.Context(), "deleted", id, (*web.Client).Delete); done {
 				return err
 			}
 			rt, err := a.runtime(simulate.Config{})
 			if err != nil {
 				return err
 			}
-			if err := rt.Delete(args[0]); err != nil {
+			if err := rt.Delete(id); err != nil {
 				return err
 			}
-			a.done("deleted", args[0])
+			a.done("deleted", id)
 			return nil
 		},
 	}

@@ -45,18 +45,30 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binPath = filepath.Join(dir, "dynworkflow")
-	args := []string{"build", "-o", binPath}
+	if err := buildBinary(binPath); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// buildBinary builds the command into out, with -race when the tests run
+// with it, and the build tags given.
+func buildBinary(out string, tags ...string) error {
+	args := []string{"build", "-o", out}
 	if raceEnabled {
 		args = append(args, "-race")
+	}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
 	}
 	args = append(args, ".")
 	build := exec.Command(goTool(), args...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go %s: %v\n", strings.Join(args, " "), err)
-		return 1
+		return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
 	}
-	return m.Run()
+	return nil
 }
 
 // goTool is the go command of the toolchain running the tests.
@@ -77,11 +89,18 @@ type env struct {
 	dir     string // the project directory
 	state   string // the state root
 	workdir string // the processes' working directory; dir when empty
+	// config is the processes' XDG_CONFIG_HOME, so that no user file of
+	// the machine's user (dynworkflow/executors.json) leaks into a test.
+	config string
+	// bin is the binary the processes run; binPath when empty.
+	bin string
+	// environ is added to the processes' environment, after the rest.
+	environ []string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return &env{t: t, dir: t.TempDir(), state: t.TempDir()}
+	return &env{t: t, dir: t.TempDir(), state: t.TempDir(), config: t.TempDir()}
 }
 
 // write writes a file of the project and returns its path.
@@ -101,19 +120,25 @@ func (e *env) write(name, content string) string {
 // go last, so that they do not change how a test's arguments parse.
 func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
 	full := append(append([]string{}, args...), "--state-dir", e.state, "--cwd", e.dir)
-	cmd := exec.CommandContext(ctx, binPath, full...)
+	bin := binPath
+	if e.bin != "" {
+		bin = e.bin
+	}
+	cmd := exec.CommandContext(ctx, bin, full...)
 	cmd.Dir = e.dir
 	if e.workdir != "" {
 		cmd.Dir = e.workdir
 	}
 	var environ []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DYNWORKFLOW_") && !strings.HasPrefix(kv, "DYNAMIC_WORKFLOWS_HOME=") && !strings.HasPrefix(kv, "GORACE=") {
+		if !strings.HasPrefix(kv, "DYNWORKFLOW_") && !strings.HasPrefix(kv, "DYNAMIC_WORKFLOWS_HOME=") && !strings.HasPrefix(kv, "GORACE=") &&
+			!strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
 			environ = append(environ, kv)
 		}
 	}
 	// A race-enabled binary sleeps a second at exit unless told not to.
-	cmd.Env = append(environ, "DYNAMIC_WORKFLOWS_HOME="+e.state, "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(environ, "DYNAMIC_WORKFLOWS_HOME="+e.state, "GORACE=atexit_sleep_ms=0", "XDG_CONFIG_HOME="+e.config)
+	cmd.Env = append(cmd.Env, e.environ...)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }
@@ -214,6 +239,13 @@ func (w *watchBuffer) Write(b []byte) (int, error) {
 	close(w.changed)
 	w.changed = make(chan struct{})
 	return n, err
+}
+
+// Bytes returns a copy of what was written so far.
+func (w *watchBuffer) Bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
 }
 
 func (w *watchBuffer) String() string {

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 
+	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/agentcli"
 	"github.com/dynworkflow/dynworkflow/executors/claudecode"
@@ -19,15 +16,18 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/pi"
 	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 )
 
 // childrenDir is the child registry's directory under the state root:
 // one registry for every project, so that any start reaps any orphan.
 const childrenDir = "children"
 
-// executorsFile is the project's file of command executors:
-// {"commands": {"NAME": "TEMPLATE", ...}}.
-const executorsFile = ".dynworkflow/executors.json"
+// builtIns are the built-in executors and their usual binaries; the
+// first, the simulated executor, is the default executor.
+var builtIns = []execconfig.BuiltIn{
+	{Name: simulate.Name}, {Name: codex.Name, Binary: "codex"}, {Name: claudecode.Name, Binary: "claude"}, {Name: pi.Name, Binary: "pi"},
+}
 
 // binaryEnv names the variables that override each CLI's binary.
 var binaryEnv = map[string]string{
@@ -42,6 +42,37 @@ type cliExecutor interface {
 	BinaryName() string
 	LookPath() (string, error)
 	Version(ctx context.Context) (string, error)
+}
+
+// executorConfig reads the executor configuration of project: its file,
+// the user's, and the command line. It is read once per invocation.
+func (a *app) executorConfig(project string) (*execconfig.Config, error) {
+	if a.config != nil || a.configErr != nil {
+		return a.config, a.configErr
+	}
+	o := execconfig.Overrides{Commands: a.commandExecutors, Binaries: map[string]execconfig.Value[string]{}}
+	for name, v := range binaryEnv {
+		if b := os.Getenv(v); b != "" {
+			o.Binaries[name] = execconfig.Value[string]{Value: b, Source: execconfig.SourceEnv + " " + v}
+		}
+	}
+	a.config, a.configErr = execconfig.Load(project, execconfig.UserFile(), builtIns, o)
+	if a.configErr != nil {
+		a.configErr = &exitError{code: exitFailed, err: a.configErr}
+	}
+	return a.config, a.configErr
+}
+
+// executorSource is how the run options name where the configuration's
+// default executor came from.
+func executorSource(source string) string {
+	switch source {
+	case execconfig.SourceProject:
+		return "project config"
+	case execconfig.SourceUser:
+		return "user config"
+	}
+	return engine.ExecutorDefault
 }
 
 // openChildren opens the child registry of the state root and reaps the
@@ -67,69 +98,44 @@ func (a *app) openChildren(ctx context.Context, root string, log *slog.Logger) *
 	return reg
 }
 
-// cliExecutors are the built-in executors that run agent CLIs.
-func cliExecutors(reg *proc.Registry, log *slog.Logger) []cliExecutor {
-	cfg := func(name string) agentcli.Config {
-		return agentcli.Config{Binary: os.Getenv(binaryEnv[name]), Registry: reg, Logger: log}
+// buildExecutor makes the executor e configures.
+func buildExecutor(e *execconfig.Executor, sim simulate.Config, reg *proc.Registry, log *slog.Logger) executors.Executor {
+	cfg := agentcli.Config{Binary: e.Binary.Value, Args: e.Args.Value, Env: e.EnvList(), Model: e.Model.Value, Effort: e.Effort.Value,
+		Permissions: e.Permissions.Value, Timeout: e.Timeout.Value, Registry: reg, Logger: log}
+	switch e.Kind {
+	case simulate.Name:
+		sim.Defaults = e.Defaults()
+		return simulate.New(sim)
+	case codex.Name:
+		return codex.New(cfg)
+	case claudecode.Name:
+		return claudecode.New(cfg)
+	case pi.Name:
+		return pi.New(cfg)
 	}
-	return []cliExecutor{codex.New(cfg(codex.Name)), claudecode.New(cfg(claudecode.Name)), pi.New(cfg(pi.Name))}
+	return command.New(command.Spec{Name: e.Name, Words: e.Command.Value}, cfg)
 }
 
-// commandSpecs are the command executors of --command-executor and of
-// the project's executors file; a flag replaces a file entry of its name.
-func (a *app) commandSpecs(project string) ([]command.Spec, error) {
-	byName := map[string]command.Spec{}
-	b, err := os.ReadFile(filepath.Join(project, executorsFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, err
-	default:
-		var file struct {
-			Commands map[string]string `json:"commands"`
-		}
-		if err := json.Unmarshal(b, &file); err != nil {
-			return nil, fmt.Errorf("%s: %w", executorsFile, err)
-		}
-		for name, template := range file.Commands {
-			spec, err := command.ParseSpec(name + "=" + template)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", executorsFile, err)
-			}
-			byName[name] = spec
-		}
+// executorSet is every executor the configuration defines.
+func executorSet(cfg *execconfig.Config, sim simulate.Config, reg *proc.Registry, log *slog.Logger) *executors.Set {
+	set := executors.NewSet()
+	for _, e := range cfg.Executors {
+		set.Add(buildExecutor(e, sim, reg, log))
 	}
-	for _, s := range a.commandExecutors {
-		spec, err := command.ParseSpec(s)
-		if err != nil {
-			return nil, usageErrorf("--command-executor: %v", err)
-		}
-		byName[spec.Name] = spec
-	}
-	specs := make([]command.Spec, 0, len(byName))
-	for _, s := range byName {
-		switch s.Name {
-		case simulate.Name, codex.Name, claudecode.Name, pi.Name:
-			return nil, usageErrorf("command executor %q would replace the built-in executor of that name; pick another name", s.Name)
-		}
-		specs = append(specs, s)
-	}
-	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
-	return specs, nil
+	return set
 }
 
-// executorSet is every executor a run can use.
-func (a *app) executorSet(project string, sim simulate.Config, reg *proc.Registry, log *slog.Logger) (*executors.Set, error) {
-	set := executors.NewSet(simulate.New(sim))
-	for _, e := range cliExecutors(reg, log) {
-		set.Add(e)
+// restorer rebuilds a command executor that a resumed run's journal
+// defines and today's configuration does not: a resume need not repeat
+// the first run's --command-executor. Environment values are not
+// journaled; the configuration files still give them.
+func restorer(reg *proc.Registry, log *slog.Logger) func(executors.Definition) (executors.Executor, error) {
+	return func(def executors.Definition) (executors.Executor, error) {
+		if def.Kind != command.Kind || len(def.Command) == 0 {
+			return nil, nil
+		}
+		return command.New(command.Spec{Name: def.Name, Words: def.Command}, agentcli.Config{
+			Model: def.Model, Effort: def.Effort, Permissions: def.Permissions,
+			Timeout: msDuration(def.TimeoutMs), Registry: reg, Logger: log}), nil
 	}
-	specs, err := a.commandSpecs(project)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range specs {
-		set.Add(command.New(s, agentcli.Config{Registry: reg, Logger: log}))
-	}
-	return set, nil
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -16,6 +18,8 @@ import (
 // the flags given change the journaled options.
 type optionFlags struct {
 	executor       string
+	model          string
+	permissions    string
 	concurrency    int
 	maxAgents      int
 	maxItems       int
@@ -31,7 +35,9 @@ type optionFlags struct {
 
 func (o *optionFlags) register(fs *pflag.FlagSet) {
 	d := engine.DefaultOptions()
-	fs.StringVar(&o.executor, "executor", d.Executor, "executor for agent calls that name none: simulate, codex, claude-code, pi, or a --command-executor name")
+	fs.StringVar(&o.executor, "executor", "", "executor for agent calls that name none: simulate, codex, claude-code, pi, or a command executor's name (default: defaultExecutor of the executor configuration, else simulate)")
+	fs.StringVar(&o.model, "model", "", "model of the calls on the run's executor that name none (default: the executor's configured model, else the CLI's own)")
+	fs.StringVar(&o.permissions, "permissions", "", "what agents may change, for calls that say nothing: workspace-write, read-only or full-access (default: the executor's configured permissions, else workspace-write)")
 	fs.IntVar(&o.concurrency, "concurrency", d.Concurrency, "agent calls running at once")
 	fs.IntVar(&o.maxAgents, "max-agents", d.MaxAgents, "agent() calls per run, nested workflows included")
 	fs.IntVar(&o.maxItems, "max-items", d.MaxItems, "items per parallel() or pipeline() call")
@@ -48,11 +54,24 @@ func (o *optionFlags) register(fs *pflag.FlagSet) {
 // mapping a forwarded request uses, so local and served runs agree.
 func (o *optionFlags) apply(cmd *cobra.Command, opts *engine.Options) {
 	o.apiOptions(cmd).Apply(opts)
+	if cmd.Flags().Changed("executor") {
+		opts.ExecutorSource = "flag"
+	}
 }
 
-// options is the full option set of a new run.
-func (o *optionFlags) options(cmd *cobra.Command) (engine.Options, error) {
+// options is the full option set of a new run: the built-in defaults, the
+// executor configuration's default executor, then the flags.
+func (a *app) options(cmd *cobra.Command, o *optionFlags) (engine.Options, error) {
 	opts := engine.DefaultOptions()
+	cwd, err := a.projectDir()
+	if err != nil {
+		return opts, err
+	}
+	cfg, err := a.executorConfig(cwd)
+	if err != nil {
+		return opts, err
+	}
+	opts.Executor, opts.ExecutorSource = cfg.DefaultExecutor.Value, executorSource(cfg.DefaultExecutor.Source)
 	o.apply(cmd, &opts)
 	if err := opts.Validate(); err != nil {
 		return opts, usageErrorf("%v", err)
@@ -80,14 +99,14 @@ func (o *optionFlags) argsJSON(cmd *cobra.Command) (json.RawMessage, error) {
 	if name, ok := strings.CutPrefix(text, "@"); ok {
 		b, err := os.ReadFile(name)
 		if err != nil {
-			return nil, usageErrorf("--args: %v", err)
+			return nil, usageError(codeBadArgs, fmt.Errorf("--args: %w", err))
 		}
 		text, source = string(b), name
 	}
 	if !json.Valid([]byte(text)) {
 		var v any
 		err := json.Unmarshal([]byte(text), &v)
-		return nil, usageErrorf("%s is not valid JSON (%v); pass a JSON value such as '{\"items\":[1,2]}', or @FILE to read one", source, err)
+		return nil, usageError(codeBadArgs, fmt.Errorf("%s is not valid JSON (%v); pass a JSON value such as '{\"items\":[1,2]}', or @FILE to read one", source, err))
 	}
 	return json.RawMessage(text), nil
 }
@@ -103,6 +122,9 @@ func (a *app) localRuntime(cmd *cobra.Command, of *optionFlags) (*engine.Runtime
 	if err != nil {
 		return nil, nil, err
 	}
-	rt, err := a.runtime(sim)
+	rt, err := a.runtimeWith(sim, func(*engine.Config) {})
 	return rt, scriptArgs, err
 }
+
+// msDuration is a count of milliseconds as a duration.
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

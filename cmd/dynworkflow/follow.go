@@ -4,22 +4,30 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 )
 
-// follow shows a run's progress until it ends, turns Ctrl-C into pause
-// (then stop), prints the outcome and returns the exit code as an error.
-func (a *app) follow(ctx context.Context, rt *engine.Runtime, r *engine.Run) error {
+// follow shows a run's progress in view (subscribed before the run
+// started) until it ends, turns Ctrl-C into pause (then stop), prints the
+// outcome and returns the exit code as an error.
+func (a *app) follow(ctx context.Context, rt *engine.Runtime, r *engine.Run, view *progressView) error {
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 
-	view := newProgressView(a.stderr, rt, r, !a.json && isTerminal(a.stderr))
-	view.start()
+	view.start(r)
+	if r.Progress().SimulatedAnswers && !a.json {
+		view.note(simulatedNote)
+	}
 	interrupts, stop := 0, false
 	onSignal := func() {
 		interrupts++
@@ -63,6 +71,7 @@ wait:
 		}
 	}
 	a.printOutcome(out)
+	a.noteKeptWorktrees(r)
 	return exitFor(out.Status)
 }
 
@@ -88,29 +97,64 @@ func (a *app) printOutcome(o engine.Outcome) {
 		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
 	st := o.Stats
-	fmt.Fprintf(a.stderr, "%s %s in %s · %d agents (%d replayed, %d live, %d failed) · tokens %s in / %s out\n",
-		o.RunID, o.Status, humanMs(o.DurationMs), st.Agents, st.Replayed, st.Live, st.Failed,
-		humanCount(st.InputTokens), humanCount(st.OutputTokens))
+	parts := []string{
+		fmt.Sprintf("%s %s in %s", o.RunID, o.Status, humanMs(o.DurationMs)),
+		fmt.Sprintf("%s (%d replayed, %d live, %d failed)", plural(st.Agents, "agent"), st.Replayed, st.Live, st.Failed),
+		fmt.Sprintf("tokens %s in / %s out", humanCount(st.InputTokens), humanCount(st.OutputTokens)),
+	}
+	if st.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", st.CostUSD))
+	}
+	if o.SimulatedAnswers {
+		parts = append(parts, "simulated answers")
+	}
+	fmt.Fprintln(a.stderr, joinToWidth(parts, terminalWidth(a.stderr)))
+	printFailures(a.stderr, o.Failures)
 	switch o.Status {
 	case engine.StatusCompleted:
-		printResult(a.stdout, o.Result)
+		printResult(a.stdout, o.Result, isTerminal(a.stdout))
 	case engine.StatusPaused:
-		reason := o.PauseReason
-		if reason == "" {
-			reason = "paused"
+		reason := ""
+		if o.PauseReason != "" {
+			reason = " (" + escapeControls(o.PauseReason, true) + ")"
 		}
-		fmt.Fprintf(a.stderr, "paused (%s); resume with: dynworkflow resume %s\n", reason, o.RunID)
+		fmt.Fprintf(a.stderr, "paused%s; resume with: dynworkflow resume %s\n", reason, o.RunID)
 	case engine.StatusFailed:
-		fmt.Fprintf(a.stderr, "failed: %s\nfinished calls are journaled; after a fix, resume with: dynworkflow resume %s --script FILE\n", o.Error, o.RunID)
+		fmt.Fprintf(a.stderr, "failed: %s\nfinished calls are journaled; after a fix, resume with: dynworkflow resume %s --script FILE\n", escapeControls(o.Error, false), o.RunID)
 	case engine.StatusStopped:
 		fmt.Fprintln(a.stderr, "stopped")
 	}
 }
 
+// printFailures prints the failed calls grouped by cause: how many, the
+// first of them, and what they said.
+func printFailures(w io.Writer, groups []engine.FailureGroup) {
+	if len(groups) == 0 {
+		return
+	}
+	total := 0
+	for _, g := range groups {
+		total += g.Count
+	}
+	fmt.Fprintf(w, "%s failed, by cause (see: dynworkflow show RUN):\n", plural(total, "call"))
+	for _, g := range groups {
+		fmt.Fprintf(w, "  %4d× %-9s first %s: %s\n", g.Count, g.Class, g.FirstPath, escapeControls(clipText(g.Message, 1, 160), true))
+	}
+}
+
+// simulatedNote tells a user that the answers they are about to see are
+// made up, when they did not ask for that.
+const simulatedNote = "simulated answers: no executor was chosen, so the built-in simulator answers. Pick one with --executor codex|claude-code|pi, or defaultExecutor in " + execconfig.ProjectFile
+
 // printResult prints a string result as text and anything else as JSON.
-func printResult(w interface{ Write([]byte) (int, error) }, result json.RawMessage) {
+// On a terminal, control characters in a string are escaped; piped, the
+// string goes out as it is.
+func printResult(w io.Writer, result json.RawMessage, terminal bool) {
 	var s string
 	if json.Unmarshal(result, &s) == nil {
+		if terminal {
+			s = escapeControls(s, false)
+		}
 		fmt.Fprintln(w, s)
 		return
 	}
@@ -143,4 +187,45 @@ func humanCount(n int64) string {
 	default:
 		return fmt.Sprintf("%.2fM", float64(n)/1e6)
 	}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// terminalWidth is the width of the terminal w is, or 0.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}
+
+// joinToWidth joins parts with " · ", starting a new, indented line
+// before a part that would not fit in width columns (0: no limit).
+func joinToWidth(parts []string, width int) string {
+	var b strings.Builder
+	col := 0
+	for i, p := range parts {
+		w := textWidth(p)
+		switch {
+		case i == 0:
+		case width > 0 && col+3+w >= width:
+			b.WriteString("\n  ")
+			col = 2
+		default:
+			b.WriteString(" · ")
+			col += 3
+		}
+		b.WriteString(p)
+		col += w
+	}
+	return b.String()
 }

@@ -57,12 +57,12 @@ func (a *app) forwardStarted(ctx context.Context, cl *web.Client, d web.Descript
 	}
 	if a.json {
 		_ = json.NewEncoder(a.stdout).Encode(map[string]any{
-			"runId": resp.RunID, "status": resp.Status, "epoch": resp.Epoch, "dashboardUrl": d.DashboardURL(), "pid": d.PID,
+			"runId": resp.RunID, "status": resp.Status, "epoch": resp.Epoch, "dashboardUrl": d.RunURL(resp.RunID), "pid": d.PID,
 		})
 		return nil
 	}
 	fmt.Fprintln(a.stdout, resp.RunID)
-	fmt.Fprintf(a.stderr, "%s in the runtime of pid %d; follow it with --attach, or on %s\n", action, d.PID, d.DashboardURL())
+	fmt.Fprintf(a.stderr, "%s in the runtime of pid %d; follow it with --attach, or on %s\n", action, d.PID, d.RunURL(resp.RunID))
 	return nil
 }
 
@@ -82,6 +82,12 @@ func (o *optionFlags) apiOptions(cmd *cobra.Command) *web.RunOptions {
 	set := false
 	if fs.Changed("executor") {
 		ro.Executor, set = &o.executor, true
+	}
+	if fs.Changed("model") {
+		ro.Model, set = &o.model, true
+	}
+	if fs.Changed("permissions") {
+		ro.Permissions, set = &o.permissions, true
 	}
 	if fs.Changed("concurrency") {
 		ro.Concurrency, set = &o.concurrency, true
@@ -135,11 +141,13 @@ func (a *app) forwardRun(cmd *cobra.Command, of *optionFlags, cl *web.Client, d 
 	if err != nil {
 		return err
 	}
-	path, name, err := scriptRef(ref)
-	if err != nil {
+	req := web.StartRequest{Args: args, Options: of.apiOptions(cmd)}
+	if ref == "-" {
+		req.Script, req.Filename = string(a.stdinScript), stdinName(a.stdinScript)
+	} else if req.Path, req.Name, err = scriptRef(ref); err != nil {
 		return err
 	}
-	resp, err := cl.Start(cmd.Context(), web.StartRequest{Path: path, Name: name, Args: args, Options: of.apiOptions(cmd)})
+	resp, err := cl.Start(cmd.Context(), req)
 	if err != nil {
 		return apiFailure(err)
 	}

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 )
 
@@ -19,6 +21,16 @@ func (a *app) listCommand() *cobra.Command {
 		Short:   "List the project's runs, newest first",
 		Args:    exactArgs(0, "list takes no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The runs on Temporal first: a build without Temporal hands
+			// the listing over before doing any of it, or lists what it
+			// can and says what it leaves out.
+			remote, err := a.temporalRuns(cmd.Context())
+			hidden := errors.Is(err, errNoCompanion)
+			if hidden {
+				fmt.Fprintln(a.stderr, "dynworkflow:", err)
+			} else if err != nil {
+				return err
+			}
 			rt, err := a.runtime(simulate.Config{})
 			if err != nil {
 				return err
@@ -27,6 +39,20 @@ func (a *app) listCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// A run blocked on a human is waiting: the live runtime
+			// knows which.
+			if cps, _ := a.pendingCheckpoints(cmd); len(cps) > 0 {
+				waiting := map[string]bool{}
+				for _, cp := range cps {
+					waiting[cp.RunID] = true
+				}
+				for i := range sums {
+					if waiting[sums[i].RunID] && sums[i].Status == string(engine.StatusRunning) {
+						sums[i].Status = statusWaiting
+					}
+				}
+			}
+			sums = mergeSummaries(sums, remote)
 			if a.json {
 				if sums == nil {
 					sums = sums[:0]
@@ -36,7 +62,9 @@ func (a *app) listCommand() *cobra.Command {
 				return enc.Encode(sums)
 			}
 			if len(sums) == 0 {
-				fmt.Fprintln(a.stderr, "no runs yet; start one with: dynworkflow run FILE")
+				if !hidden {
+					fmt.Fprintln(a.stderr, "no runs yet; start one with: dynworkflow run FILE")
+				}
 				return nil
 			}
 			out := bufio.NewWriter(a.stdout)
@@ -45,10 +73,13 @@ func (a *app) listCommand() *cobra.Command {
 			fmt.Fprintln(tw, "RUN ID\tSTATUS\tNAME\tAGENTS\tTOKENS\tSTARTED")
 			for _, s := range sums {
 				status := s.Status
-				if s.PauseReason != "" {
-					status += " (" + s.PauseReason + ")"
+				if s.PauseReason != "" && s.PauseReason != s.Status {
+					status += " (" + escapeControls(s.PauseReason, true) + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.RunID, status, s.Name, s.Stats.Agents,
+				if s.Foreign != "" {
+					status += " [" + s.Foreign + " runtime]"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.RunID, status, escapeControls(s.Name, true), s.Stats.Agents,
 					humanCount(s.Stats.InputTokens+s.Stats.OutputTokens), s.StartedAt.Local().Format(time.DateTime))
 			}
 			return tw.Flush()

@@ -12,6 +12,7 @@ func (a *app) resumeCommand() *cobra.Command {
 	var of optionFlags
 	var scriptPath string
 	var fw forwardFlagSet
+	var bf backendFlags
 	cmd := &cobra.Command{
 		Use:   "resume ID",
 		Short: "Resume a paused, failed or completed run, replaying its finished calls",
@@ -22,19 +23,35 @@ later calls there run live, while sibling branches keep their results.
 Option flags given here (--token-budget, --max-agents, ...) replace the run's.
 
 When the project has a live runtime (dynworkflow serve), the resume goes to
-it and returns at once; --attach follows the run to its end.`,
+it and returns at once; --attach follows the run to its end.
+
+A run on Temporal resumes there, as a new execution of its workflow; one
+still running there is followed again with --attach (after the process
+that started it was killed, say).`,
 		Args: exactArgs(1, "resume needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			id, e, onTemporal, err := a.resolveRun(cmd, &bf, args[0])
+			if err != nil {
+				return err
+			}
+			if onTemporal {
+				return a.resumeOnTemporal(cmd, &of, &bf, e, scriptPath, fw.attach)
+			}
 			if !fw.local {
 				if cl, d, err := a.liveOwner(cmd.Context()); err != nil {
 					return err
 				} else if cl != nil {
-					return a.forwardResume(cmd, &of, cl, d, args[0], scriptPath, fw.attach)
+					return a.forwardResume(cmd, &of, cl, d, id, scriptPath, fw.attach)
 				}
 			}
 			rt, scriptArgs, err := a.localRuntime(cmd, &of)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("executor") {
+				if err := checkExecutor(rt, "--executor", of.executor); err != nil {
+					return err
+				}
 			}
 			req := engine.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) { of.apply(cmd, o) }}
 			if scriptPath != "" {
@@ -49,15 +66,19 @@ it and returns at once; --attach follows the run to its end.`,
 			if _, err := rt.Recover(); err != nil {
 				return err
 			}
-			r, err := rt.Resume(cmd.Context(), args[0], req)
+			view := newProgressView(a.stderr, a.json, a.logs)
+			view.subscribe(rt.Events())
+			r, err := rt.Resume(cmd.Context(), id, req)
 			if err != nil {
+				view.stop()
 				return err
 			}
-			return a.follow(cmd.Context(), rt, r)
+			return a.follow(cmd.Context(), rt, r, view)
 		},
 	}
 	cmd.Flags().StringVar(&scriptPath, "script", "", "resume with this (edited) script instead of the journaled one")
 	fw.register(cmd)
 	of.register(cmd.Flags())
+	bf.register(cmd.Flags(), true)
 	return cmd
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"github.com/spf13/cobra"
 
@@ -14,25 +17,53 @@ import (
 
 func (a *app) runCommand() *cobra.Command {
 	var of optionFlags
-	var watchFiles bool
+	var watchFiles, ui bool
 	var fw forwardFlagSet
+	var bf backendFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE|NAME",
+		Use:   "run FILE|NAME|-",
 		Short: "Run a workflow script, or a saved workflow by name",
 		Long: `Run a workflow and wait for it. NAME finds a saved workflow in the project's
 .claude/workflows/ and .dynworkflow/workflows/, then in the state's saved/.
+"-" reads the script from standard input: JavaScript, or Starlark when it
+defines main (def main(...)); errors name it stdin.workflow.js (.star).
 
 When the project has a live runtime (dynworkflow serve), the run goes to it:
 its id is printed at once, and --attach follows it to its end (--local runs
 it here instead).
 
+With --ui this process serves the dashboard and the API while the run goes
+on, prints the run's dashboard link, and keeps serving after the run ends
+until Ctrl-C; checkpoints then wait for an answer from the page (or
+dynworkflow respond) instead of taking their headless default.
+
 Ctrl-C pauses the run (its journal stays resumable); a second Ctrl-C stops it.
 Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 		Args: exactArgs(1, "run needs a workflow file or a saved workflow's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := of.options(cmd)
+			opts, err := a.options(cmd, &of)
 			if err != nil {
 				return err
+			}
+			if args[0] == "-" && watchFiles {
+				return usageErrorf("run - --watch: a script read from standard input has no file to watch")
+			}
+			// The backend is known before standard input is read: a build
+			// without Temporal hands the whole command, stdin unread, to the
+			// build with it.
+			if err := a.resolveBackend(cmd, &bf); err != nil {
+				return err
+			}
+			if bf.backend == backendTemporal {
+				if watchFiles {
+					return usageErrorf("--watch runs in this process; it does not go with --backend temporal")
+				}
+				return a.runOnTemporal(cmd, &of, &bf, args[0])
+			}
+			if args[0] == "-" {
+				if err := a.readStdinScript(); err != nil {
+					return err
+				}
 			}
 			if !fw.local && !watchFiles {
 				if cl, d, err := a.liveOwner(cmd.Context()); err != nil {
@@ -41,8 +72,14 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 					return a.forwardRun(cmd, &of, cl, d, args[0], fw.attach)
 				}
 			}
+			if ui {
+				return a.runWithUI(cmd, &of, args[0], opts, watchFiles)
+			}
 			rt, scriptArgs, err := a.localRuntime(cmd, &of)
 			if err != nil {
+				return err
+			}
+			if err := checkExecutor(rt, "--executor", opts.Executor); err != nil {
 				return err
 			}
 			script, err := a.loadScript(rt, args[0])
@@ -52,24 +89,70 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			if _, err := rt.Recover(); err != nil {
 				return err
 			}
+			// The view listens before the run starts: a log() line before
+			// the first agent is not lost.
+			view := newProgressView(a.stderr, a.json, a.logs)
+			view.subscribe(rt.Events())
 			r, err := rt.Start(cmd.Context(), engine.StartRequest{Script: script, Args: scriptArgs, Options: opts})
 			if err != nil {
+				view.stop()
 				return err
 			}
 			if watchFiles {
-				return a.watchRun(cmd.Context(), rt, r)
+				return a.watchRun(cmd.Context(), rt, r, view)
 			}
-			return a.follow(cmd.Context(), rt, r)
+			return a.follow(cmd.Context(), rt, r, view)
 		},
 	}
 	cmd.Flags().BoolVar(&watchFiles, "watch", false, "re-run the workflow each time its files are saved, replaying what did not change")
+	cmd.Flags().BoolVar(&ui, "ui", false, "serve the dashboard for this run (link on stderr) and keep it up until Ctrl-C; checkpoints wait for an answer there")
 	fw.register(cmd)
 	of.register(cmd.Flags())
+	bf.register(cmd.Flags(), true)
 	return cmd
 }
 
-// loadScript loads a file by path, or a saved workflow by name.
+// readStdinScript reads the script of `run -` once, before anything may
+// need it.
+func (a *app) readStdinScript() error {
+	b, err := io.ReadAll(io.LimitReader(a.stdin, maxStdinScript+1))
+	if err != nil {
+		return fmt.Errorf("read the script from standard input: %w", err)
+	}
+	if len(b) > maxStdinScript {
+		return usageErrorf("the script on standard input is over %d MiB", maxStdinScript>>20)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return usageErrorf("run -: standard input is empty; pipe a workflow script into it, as in: dynworkflow run - < review.workflow.js")
+	}
+	a.stdinScript = b
+	return nil
+}
+
+// maxStdinScript bounds a script read from standard input.
+const maxStdinScript = 4 << 20
+
+// stdinName is the name a script read from standard input goes by:
+// Starlark when it defines main, else JavaScript.
+func stdinName(text []byte) string {
+	if starMain.Match(text) {
+		return "stdin.workflow.star"
+	}
+	return "stdin.workflow.js"
+}
+
+var starMain = regexp.MustCompile(`(?m)^def\s+main\s*\(`)
+
+// loadScript loads a file by path, a saved workflow by name, or the
+// script read from standard input for "-".
 func (a *app) loadScript(rt *engine.Runtime, ref string) (lang.Script, error) {
+	if ref == "-" {
+		cwd, err := a.projectDir()
+		if err != nil {
+			return nil, err
+		}
+		return rt.Hosts().Load(lang.Source{Path: filepath.Join(cwd, stdinName(a.stdinScript)), Text: a.stdinScript})
+	}
 	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
 		abs, err := filepath.Abs(ref)
 		if err != nil {

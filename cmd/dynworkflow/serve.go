@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -73,11 +72,15 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	if err != nil {
 		return err
 	}
-	opts, err := of.options(cmd)
+	opts, err := a.options(cmd, of)
 	if err != nil {
 		return err
 	}
 	scriptArgs, err := of.argsJSON(cmd)
+	if err != nil {
+		return err
+	}
+	elsewhere, err := a.runsElsewhere()
 	if err != nil {
 		return err
 	}
@@ -92,6 +95,9 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		c.EventRing = serveEventRing
 	})
 	if err != nil {
+		return err
+	}
+	if err := checkExecutor(rt, "--executor", opts.Executor); err != nil {
 		return err
 	}
 	descPath := rt.Store().RuntimePath()
@@ -129,8 +135,9 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	cwd, _ := a.projectDir()
 	started := time.Now()
 	srv, err := web.New(web.Config{
-		Runtime: rt, Checkpoints: checkpoints, Token: token, Cwd: cwd, StartedAt: started, Version: programVersion(),
-		Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Runtime: rt, Checkpoints: checkpoints, Token: token, Cwd: cwd, StartedAt: started, Version: programVersion(), Defaults: opts,
+		Elsewhere: elsewhere,
+		Logger:    slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		ln.Close()
@@ -153,6 +160,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
+	a.logServedRuns(ctx, rt)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	a.announce(desc, descPath)
@@ -160,11 +168,10 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		a.watchServed(ctx, rt)
 	}
 	if first.Script != nil {
-		r, err := rt.Start(ctx, first)
-		if err != nil {
+		if r, err := rt.Start(ctx, first); err != nil {
 			fmt.Fprintln(a.stderr, "dynworkflow: start", args[0]+":", err)
 		} else {
-			fmt.Fprintln(a.stderr, "started", r.ID())
+			fmt.Fprintln(a.stderr, "  on the dashboard:", desc.RunURL(r.ID()))
 		}
 	}
 
@@ -217,12 +224,4 @@ func newToken() (string, error) {
 		return "", fmt.Errorf("make a token: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
-
-// programVersion is the module version the binary was built from.
-func programVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return bi.Main.Version
-	}
-	return ""
 }

@@ -67,8 +67,8 @@ func (a *app) reportServedWatch(ctx context.Context, id string, w *watch.Watcher
 				fmt.Fprintf(a.stderr, "» %s: reload %d failed: %v\n", id, ev.Reload, ev.Err)
 			case watch.Ended:
 				if ev.Reload > 0 {
-					fmt.Fprintf(a.stderr, "» %s reload %d %s: %d calls replayed, %d ran live\n",
-						id, ev.Reload, ev.Outcome.Status, ev.Outcome.Stats.Replayed, ev.Outcome.Stats.Live)
+					fmt.Fprintf(a.stderr, "» %s reload %d %s: %s replayed, %d ran live\n",
+						id, ev.Reload, ev.Outcome.Status, plural(ev.Outcome.Stats.Replayed, "call"), ev.Outcome.Stats.Live)
 				}
 			}
 		}

@@ -12,9 +12,11 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/watch"
 )
 
-// watchRun follows r and re-runs it on every save of its files until
-// Ctrl-C, which leaves the current execution paused and resumable.
-func (a *app) watchRun(ctx context.Context, rt *engine.Runtime, r *engine.Run) error {
+// watchRun follows r in view (subscribed before r started) and re-runs
+// it on every save of its files until Ctrl-C, which leaves the current
+// execution paused and resumable. One view lasts the whole session, so
+// that nothing a reloaded execution says before its first agent is lost.
+func (a *app) watchRun(ctx context.Context, rt *engine.Runtime, r *engine.Run, view *progressView) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	signals := make(chan os.Signal, 2)
@@ -23,6 +25,7 @@ func (a *app) watchRun(ctx context.Context, rt *engine.Runtime, r *engine.Run) e
 
 	w, err := watch.New(rt, r, watch.Options{})
 	if err != nil {
+		view.stop()
 		_ = r.Pause()
 		<-r.Done()
 		return err
@@ -31,22 +34,13 @@ func (a *app) watchRun(ctx context.Context, rt *engine.Runtime, r *engine.Run) e
 	errc := make(chan error, 1)
 	go func() { errc <- w.Run(ctx, events) }()
 
-	live := !a.json && isTerminal(a.stderr)
-	view := newProgressView(a.stderr, rt, r, live)
-	view.start()
-	viewing := true
-	stopView := func() {
-		if viewing {
-			view.stop()
-			viewing = false
-		}
-	}
-	defer stopView()
+	view.start(r)
+	defer view.stop()
 	last := engine.Outcome{Status: engine.StatusRunning}
 	for {
 		select {
 		case <-signals:
-			stopView()
+			view.stop()
 			select {
 			case <-r.Done():
 			default:
@@ -60,7 +54,7 @@ func (a *app) watchRun(ctx context.Context, rt *engine.Runtime, r *engine.Run) e
 			<-errc
 			return exitFor(last.Status)
 		case err := <-errc:
-			stopView()
+			view.stop()
 			if err != nil {
 				return err
 			}
@@ -68,25 +62,24 @@ func (a *app) watchRun(ctx context.Context, rt *engine.Runtime, r *engine.Run) e
 		case ev := <-events:
 			switch ev.Kind {
 			case watch.LoadFailed:
-				fmt.Fprintf(a.stderr, "» not reloaded: %v\n» the current run goes on; fix the script and save again\n", ev.Err)
+				view.note(fmt.Sprintf("not reloaded: %v", ev.Err))
+				view.note("the current run goes on; fix the script and save again")
 			case watch.Changed:
-				fmt.Fprintf(a.stderr, "» %s changed: reload %d\n", names(ev.Files), ev.Reload)
+				view.note(fmt.Sprintf("%s changed: reload %d", names(ev.Files), ev.Reload))
 			case watch.Failed:
-				fmt.Fprintf(a.stderr, "» reload %d failed: %v\n", ev.Reload, ev.Err)
+				view.note(fmt.Sprintf("reload %d failed: %v", ev.Reload, ev.Err))
 			case watch.Reloaded:
-				stopView()
 				r = ev.Run
-				view = newProgressView(a.stderr, rt, r, live)
-				view.start()
-				viewing = true
+				view.follow(r)
 			case watch.Ended:
-				stopView()
+				view.detach()
 				last = ev.Outcome
 				a.printOutcome(last)
 				if ev.Reload > 0 {
-					fmt.Fprintf(a.stderr, "» reload %d: %d calls replayed, %d ran live\n", ev.Reload, last.Stats.Replayed, last.Stats.Live)
+					view.note(fmt.Sprintf("reload %d: %s replayed, %d ran live", ev.Reload,
+						plural(last.Stats.Replayed, "call"), last.Stats.Live))
 				}
-				fmt.Fprintf(a.stderr, "» watching %d files; save to re-run, Ctrl-C to stop\n", len(ev.Run.Files()))
+				view.note(fmt.Sprintf("watching %s; save to re-run, Ctrl-C to stop", plural(len(ev.Run.Files()), "file")))
 			}
 		}
 	}

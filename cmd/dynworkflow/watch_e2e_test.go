@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,15 +55,15 @@ return [a, await agent('second VERSION')]
 `
 	path := e.write("s.workflow.js", strings.Replace(script, "VERSION", "v1", 1))
 	s := e.serve("s.workflow.js", "--watch")
-	if !s.waitStderr("started ") {
+	if !s.waitStderr(" started: ") {
 		t.Fatalf("serve did not start the run:\n%s", s.stderr.String())
 	}
-	id := strings.TrimSpace(strings.SplitN(strings.SplitN(s.stderr.String(), "started ", 2)[1], "\n", 2)[0])
+	id := regexp.MustCompile(`(\S+) started: `).FindStringSubmatch(s.stderr.String())[1]
 	s.waitRun(id, "completed")
 	if err := os.WriteFile(path, []byte(strings.Replace(script, "VERSION", "v2", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !s.waitStderr(id + " reload 1 completed: 1 calls replayed, 1 ran live") {
+	if !s.waitStderr(id + " reload 1 completed: 1 call replayed, 1 ran live") {
 		t.Fatalf("no reload report:\n%s", s.stderr.String())
 	}
 	d, err := s.client.Run(context.Background(), id)

@@ -12,6 +12,7 @@
 //	    runs/<run-id>.lock    the run lease
 //	    runs/<run-id>.jsonl   the journal (package journal), the truth
 //	    saved/                saved workflows of the project
+//	    worktrees/<run-id>/   git worktrees of the run's isolated agent calls
 //	  saved/                  saved workflows of every project
 //
 // Directories are 0700 and files 0600: runs hold prompts and agent output.

@@ -18,7 +18,7 @@ const (
 	fileMode = 0o600
 )
 
-// ensureDir creates dir with mode 0700 (its parent must exist), or checks
+// ensureDir creates dir with mode 0700 (and its missing parents), or checks
 // and tightens it; see fsx.PrivateDir.
 func ensureDir(dir string) (tightened bool, err error) {
 	tightened, err = fsx.PrivateDir(dir, HomeEnv)

@@ -19,8 +19,14 @@ import (
 // people reading the lock file; the flock is what excludes other owners.
 const LeaseTerm = 30 * time.Second
 
-// LeaseInfo is what a lock file says about its holder.
+// LeaseInfo is what a lock file says about its holder. RunID, RunPath and
+// Token are what the Node runtime reads of a lock file (it shares the
+// state directory and the <run>.lock name): with its run file's path and a
+// live pid there, it leaves the run alone instead of taking the lock over.
 type LeaseInfo struct {
+	RunID      string    `json:"runId"`
+	RunPath    string    `json:"runPath"`
+	Token      string    `json:"token"`
 	PID        int       `json:"pid"`
 	Owner      string    `json:"owner"`
 	Host       string    `json:"host"`
@@ -60,7 +66,7 @@ func (s *Store) AcquireLease(runID, owner string) (*Lease, error) {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * time.Millisecond)
 		}
-		l, info, err := tryLease(runID, paths.Lock, owner)
+		l, info, err := tryLease(runID, paths, owner)
 		if err != nil {
 			return nil, fmt.Errorf("acquiring the lease of run %s: %w", runID, err)
 		}
@@ -74,7 +80,8 @@ func (s *Store) AcquireLease(runID, owner string) (*Lease, error) {
 
 // tryLease makes one attempt. It returns a nil Lease and the holder's info
 // if the lock is held, or was replaced under us.
-func tryLease(runID, path, owner string) (*Lease, LeaseInfo, error) {
+func tryLease(runID string, paths Paths, owner string) (*Lease, LeaseInfo, error) {
+	path := paths.Lock
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, fileMode)
 	if err != nil {
 		return nil, LeaseInfo{}, err
@@ -113,7 +120,8 @@ func tryLease(runID, path, owner string) (*Lease, LeaseInfo, error) {
 		path:  path,
 		file:  f,
 		id:    id,
-		info:  LeaseInfo{PID: os.Getpid(), Owner: owner, Host: host, AcquiredAt: now, ExpiresAt: now.Add(LeaseTerm)},
+		info: LeaseInfo{RunID: runID, RunPath: paths.Snapshot, Token: owner, PID: os.Getpid(), Owner: owner, Host: host,
+			AcquiredAt: now, ExpiresAt: now.Add(LeaseTerm)},
 	}
 	if err := l.writeInfo(); err != nil {
 		l.Release()

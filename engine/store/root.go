@@ -1,8 +1,6 @@
 package store
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,18 +21,6 @@ func DefaultRoot() (string, error) {
 		return "", fmt.Errorf("finding the state root (set %s): %w", HomeEnv, err)
 	}
 	return filepath.Join(home, ".pi", "workflows"), nil
-}
-
-// ProjectID names the project of a working directory: a readable slug of
-// its base name, and a hash of its absolute path so that two checkouts
-// called "app" do not share runs.
-func ProjectID(cwd string) string {
-	abs, err := filepath.Abs(cwd)
-	if err != nil {
-		abs = filepath.Clean(cwd) // only if the process has no working directory
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return slug(filepath.Base(abs), "project") + "-" + hex.EncodeToString(sum[:])[:12]
 }
 
 // slug lowercases s and turns each run of characters other than ASCII

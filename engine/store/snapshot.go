@@ -28,22 +28,25 @@ type Stats struct {
 
 // A Summary is what a listing shows of a run.
 type Summary struct {
-	RunID       string     `json:"runId"`
-	Name        string     `json:"name"`
-	Description string     `json:"description"`
-	Status      string     `json:"status"` // running, paused, completed, failed, stopped
-	PauseReason string     `json:"pauseReason,omitempty"`
-	Error       string     `json:"error,omitempty"`
-	ScriptPath  string     `json:"scriptPath,omitempty"`
-	ScriptHash  string     `json:"scriptHash,omitempty"`
-	Executor    string     `json:"executor,omitempty"`
-	Phase       string     `json:"phase,omitempty"`
-	Epoch       int        `json:"epoch"` // 0 for the first execution, +1 per resume
-	StartedAt   time.Time  `json:"startedAt"`
-	UpdatedAt   time.Time  `json:"updatedAt"`
-	EndedAt     *time.Time `json:"endedAt,omitempty"`
-	Stats       Stats      `json:"stats"`
-	JournalSeq  int64      `json:"journalSeq"` // last journal record this snapshot reflects
+	RunID       string `json:"runId"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Status      string `json:"status"` // running, paused, completed, failed, stopped, damaged
+	PauseReason string `json:"pauseReason,omitempty"`
+	Error       string `json:"error,omitempty"`
+	// ErrorCode is the stable code of the error that ended the run, when it
+	// has one (TOKEN_BUDGET_EXHAUSTED, ...).
+	ErrorCode  string     `json:"errorCode,omitempty"`
+	ScriptPath string     `json:"scriptPath,omitempty"`
+	ScriptHash string     `json:"scriptHash,omitempty"`
+	Executor   string     `json:"executor,omitempty"`
+	Phase      string     `json:"phase,omitempty"`
+	Epoch      int        `json:"epoch"` // 0 for the first execution, +1 per resume
+	StartedAt  time.Time  `json:"startedAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+	EndedAt    *time.Time `json:"endedAt,omitempty"`
+	Stats      Stats      `json:"stats"`
+	JournalSeq int64      `json:"journalSeq"` // last journal record this snapshot reflects
 	// JournalSize, JournalHead and JournalTail are the journal's size and
 	// the checksums of its first and last records (journal.Mark) when the
 	// snapshot was written. A journal that no longer has them has changed
@@ -51,6 +54,13 @@ type Summary struct {
 	JournalSize int64  `json:"journalSize,omitempty"`
 	JournalHead string `json:"journalHead,omitempty"`
 	JournalTail string `json:"journalTail,omitempty"`
+	// Foreign names the runtime that owns a run dynworkflow only reads:
+	// ForeignNode for the Node runtime's. Empty for ours.
+	Foreign string `json:"foreign,omitempty"`
+
+	// Phases are the phase titles the script's meta declares, in order:
+	// with Phase they tell how far a run has come.
+	Phases []string `json:"phases,omitempty"`
 	// Stale marks a summary ListSummaries read from the backup: it is older
 	// than the journal, which the caller should fold instead.
 	Stale bool `json:"-"`
@@ -67,14 +77,11 @@ func summaryCRC(raw []byte) string {
 	return fmt.Sprintf("%08x", crc32.Checksum(raw, crcTable))
 }
 
-// snapshotFile is a Snapshot as it is on disk: the summary first, since
-// ListSummaries decodes only the start of each file, and its checksum right
-// after it.
-type snapshotFile struct {
+// summaryOnDisk is the start of a snapshot file, as written: the summary's
+// bytes and their checksum.
+type summaryOnDisk struct {
 	Summary    json.RawMessage `json:"summary"`
-	SummaryCRC string          `json:"summaryCrc,omitempty"`
-	Result     json.RawMessage `json:"result,omitempty"`
-	Detail     json.RawMessage `json:"detail,omitempty"`
+	SummaryCRC string          `json:"summaryCrc"`
 }
 
 // errSummaryCRC is the error of a summary that does not match its
@@ -82,11 +89,19 @@ type snapshotFile struct {
 var errSummaryCRC = errors.New("the summary does not match its checksum")
 
 // A Snapshot is a fast-read projection of a run, rebuildable from its
-// journal. On disk it is a snapshotFile.
+// journal.
 type Snapshot struct {
-	Summary Summary         `json:"summary"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Detail  json.RawMessage `json:"detail,omitempty"` // opaque to the store
+	// Summary must stay the first field, and SummaryCRC the second:
+	// ListSummaries decodes only the start of each file.
+	Summary Summary `json:"summary"`
+	// SummaryCRC is summaryCRC of the summary's bytes as written; set by
+	// WriteSnapshot.
+	SummaryCRC string          `json:"summaryCrc,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Detail     json.RawMessage `json:"detail,omitempty"` // opaque to the store
+	// NodeView repeats the run in the Node runtime's field names, so that
+	// its list and show read our runs (see node.go).
+	NodeView
 
 	// Source is the file ReadSnapshot read the snapshot from: the
 	// snapshot, or its backup when the snapshot was missing or unreadable
@@ -141,11 +156,15 @@ func (s *Store) writeSnapshot(runID string, snap *Snapshot, durable bool) error 
 	} else if snap.Summary.RunID != runID {
 		return fmt.Errorf("writing snapshot of run %s: summary names run %q", runID, snap.Summary.RunID)
 	}
+	snap.fillNodeView()
+	// The summary encodes to the same bytes inside the snapshot as alone,
+	// which is what the checksum covers.
 	summary, err := json.Marshal(snap.Summary)
 	if err != nil {
 		return fmt.Errorf("writing snapshot of run %s: %w", runID, err)
 	}
-	data, err := json.Marshal(snapshotFile{Summary: summary, SummaryCRC: summaryCRC(summary), Result: snap.Result, Detail: snap.Detail})
+	snap.SummaryCRC = summaryCRC(summary)
+	data, err := json.Marshal(snap)
 	if err != nil {
 		return fmt.Errorf("writing snapshot of run %s: %w", runID, err)
 	}
@@ -270,15 +289,15 @@ func readSnapshotFile(path, runID string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	var file snapshotFile
-	if err := json.Unmarshal(data, &file); err != nil {
+	var head summaryOnDisk
+	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
-	if file.SummaryCRC != "" && file.SummaryCRC != summaryCRC(file.Summary) {
+	if head.SummaryCRC != "" && head.SummaryCRC != summaryCRC(head.Summary) {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), errSummaryCRC)
 	}
-	snap := Snapshot{Result: file.Result, Detail: file.Detail}
-	if err := json.Unmarshal(file.Summary, &snap.Summary); err != nil {
+	var snap Snapshot
+	if err := json.Unmarshal(data, &snap); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	if snap.Summary.RunID != runID {

@@ -16,6 +16,9 @@ type Store struct {
 	projectDir string
 	runsDir    string
 	savedDir   string
+	// legacyDir is a project directory under the id earlier versions
+	// used that could not be moved (see migrateLegacy), if any.
+	legacyDir string
 
 	// snapshotLocks serialize WriteSnapshot per run (striped, so the set
 	// does not grow with the number of runs).
@@ -60,7 +63,22 @@ func Open(root, cwd string) (*Store, error) {
 		return nil, fmt.Errorf("opening state root %s: %w", root, err)
 	}
 	id := ProjectID(cwd)
+	// The root's parents are the user's (~/.pi, say); from the root down,
+	// every directory must be ours (see ensureDir).
+	if err := os.MkdirAll(filepath.Dir(root), dirMode); err != nil {
+		return nil, fmt.Errorf("opening state directory: %w", err)
+	}
+	for _, dir := range []string{root, filepath.Join(root, "projects")} {
+		if _, err := ensureDir(dir); err != nil {
+			return nil, fmt.Errorf("opening state directory: %w", err)
+		}
+	}
+	left, err := migrateLegacy(root, legacyProjectID(cwd), id)
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{
+		legacyDir:  left,
 		root:       root,
 		projectID:  id,
 		projectDir: filepath.Join(root, "projects", id),
@@ -69,11 +87,6 @@ func Open(root, cwd string) (*Store, error) {
 	}
 	s.runsDir = filepath.Join(s.projectDir, "runs")
 	s.savedDir = filepath.Join(s.projectDir, "saved")
-	// The root's parents are the user's (~/.pi, say); from the root down,
-	// every directory must be ours (see ensureDir).
-	if err := os.MkdirAll(filepath.Dir(root), dirMode); err != nil {
-		return nil, fmt.Errorf("opening state directory: %w", err)
-	}
 	for _, dir := range []string{root, filepath.Join(root, "projects"), s.projectDir, s.runsDir, s.savedDir} {
 		tightened, err := ensureDir(dir)
 		if err != nil {
@@ -89,8 +102,17 @@ func Open(root, cwd string) (*Store, error) {
 			}
 		}
 	}
+	if err := s.addNodeViews(); err != nil {
+		return nil, fmt.Errorf("opening state directory: %w", err)
+	}
 	return s, nil
 }
+
+// LegacyDir names the project's directory under the id earlier versions
+// of dynworkflow computed when Open could not move it where both runtimes
+// look (a process was still working in it, or a file of the same name was
+// already there); it is empty otherwise.
+func (s *Store) LegacyDir() string { return s.legacyDir }
 
 // Root returns the state root.
 func (s *Store) Root() string { return s.root }
@@ -110,9 +132,26 @@ func (s *Store) SavedDir() string { return s.savedDir }
 // SavedDirs returns where saved workflows are looked up, first match
 // winning: the project's own, then the root's, shared by every project. The
 // second may not exist.
-func (s *Store) SavedDirs() []string {
-	return []string{s.savedDir, filepath.Join(s.root, "saved")}
+func (s *Store) SavedDirs() []string { return SavedDirs(s.root, s.projectID) }
+
+// SavedDirs is Store.SavedDirs for the project with the given id under
+// root, without opening (and so creating) the state.
+func SavedDirs(root, projectID string) []string {
+	return []string{filepath.Join(root, "projects", projectID, "saved"), filepath.Join(root, "saved")}
 }
+
+// WorktreesDir returns the directory holding the git worktrees of run
+// runID's isolated calls, created when the first one is. For an invalid id
+// it is empty, like RunPaths.
+func (s *Store) WorktreesDir(runID string) string {
+	if ValidRunID(runID) != nil {
+		return ""
+	}
+	return filepath.Join(s.projectDir, "worktrees", runID)
+}
+
+// WorktreesRoot returns the directory holding every run's WorktreesDir.
+func (s *Store) WorktreesRoot() string { return filepath.Join(s.projectDir, "worktrees") }
 
 // RuntimePath returns the file describing the project's live runtime.
 func (s *Store) RuntimePath() string { return RuntimePath(s.root, s.projectID) }

@@ -32,6 +32,26 @@ func checkMode(t *testing.T, path string, want os.FileMode) {
 }
 
 func TestProjectID(t *testing.T) {
+	// The ids the Node runtime (@fish59fish/dynamic-workflows 0.1.0,
+	// workflowProjectKey) gives these directories; cmd/dynworkflow's
+	// interop test asks the installed runtime for many more.
+	for cwd, want := range map[string]string{
+		"/work/My_Proj.v2":              "my_proj.v2-599323e8eacc",
+		"/x/My Project!!":               "my-project-f914e867dd7c",
+		"/x/İstanbul":                   "i-stanbul-c984cf17ccee",
+		"/x/Kelvin\u212a":               "kelvink-3dfdd61d54a6",
+		"/":                             "project-8a5edab28263",
+		"/x/日本語":                        "project-c3d9c9feab79",
+		"/x/--a--":                      "a-9d1adfefd443",
+		"/x/a - b":                      "a---b-02fdb9447605",
+		"/x/trailing/":                  "trailing-5551f8088967",
+		"/x/.hidden":                    ".hidden-ec1df0d6968d",
+		"/x/" + strings.Repeat("a", 60): strings.Repeat("a", 48) + "-6a28d150cfbe",
+	} {
+		if got := ProjectID(cwd); got != want {
+			t.Errorf("ProjectID(%q) = %q, want %q (the Node runtime's)", cwd, got, want)
+		}
+	}
 	sum := sha256.Sum256([]byte("/work/My Project!!"))
 	if got, want := ProjectID("/work/My Project!!"), "my-project-"+hex.EncodeToString(sum[:])[:12]; got != want {
 		t.Errorf("ProjectID = %q, want %q", got, want)
@@ -42,16 +62,6 @@ func TestProjectID(t *testing.T) {
 	}
 	if ProjectID("/a/app") == ProjectID("/b/app") {
 		t.Errorf("two directories called app share a project id")
-	}
-	if got := ProjectID("/"); !strings.HasPrefix(got, "project-") {
-		t.Errorf("ProjectID(/) = %q, want the fallback slug", got)
-	}
-	shape := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*-[0-9a-f]{12}$`)
-	for _, cwd := range []string{"/x/" + strings.Repeat("Long Name ", 10), "/x/日本語", "/x/--a--"} {
-		id := ProjectID(cwd)
-		if !shape.MatchString(id) || len(id) > 40+1+12 {
-			t.Errorf("ProjectID(%q) = %q", cwd, id)
-		}
 	}
 }
 

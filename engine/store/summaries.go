@@ -45,6 +45,11 @@ func (s *Store) ListSummaries() ([]Summary, error) {
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted since ReadDir
 		}
+		if errors.Is(err, errNotOurs) && !exists(paths.Journal) {
+			if run, nerr := s.ReadNodeRun(id); nerr == nil {
+				sum, err = s.NodeSummary(run), nil
+			}
+		}
 		if err != nil {
 			sum = Summary{RunID: id, Error: err.Error()}
 		}
@@ -86,6 +91,9 @@ func readSummary(br *bufio.Reader, path, runID string) (Summary, error) {
 		return Summary{}, badSummary(path, err)
 	}
 	if tok, err := dec.Token(); err != nil || tok != "summary" {
+		if err == nil {
+			err = errNotOurs
+		}
 		return Summary{}, badSummary(path, err)
 	}
 	var raw json.RawMessage
@@ -108,6 +116,10 @@ func readSummary(br *bufio.Reader, path, runID string) (Summary, error) {
 	}
 	return sum, nil
 }
+
+// errNotOurs is a run file that does not start with our summary: the Node
+// runtime's, or damaged.
+var errNotOurs = errors.New(`does not start with a "summary" object`)
 
 func badSummary(path string, err error) error {
 	if err == nil || errors.Is(err, io.EOF) {

@@ -8,13 +8,17 @@ import (
 )
 
 // ClassifyStatus classifies an HTTP status a provider answered with: 429
-// is a rate limit (the run pauses), 408, 409 and 5xx (529 is Anthropic's
-// "overloaded") are transient, any other 4xx is terminal (a bad key or a
-// bad request does not get better by trying again). Zero means unknown.
+// is a rate limit (the run pauses), 401 and 403 say the credentials are
+// refused (the executor is unavailable: the run pauses until the user logs
+// in), 408, 409 and 5xx (529 is Anthropic's "overloaded") are transient,
+// any other 4xx is terminal (a bad request does not get better by trying
+// again). Zero means unknown.
 func ClassifyStatus(status int) (executors.Class, bool) {
 	switch {
 	case status == 429:
 		return executors.RateLimited, true
+	case status == 401 || status == 403:
+		return executors.Unavailable, true
 	case status == 408 || status == 409 || status >= 500:
 		return executors.Transient, true
 	case status >= 400:
@@ -23,10 +27,17 @@ func ClassifyStatus(status int) (executors.Class, bool) {
 	return executors.Terminal, false
 }
 
-// rateLimitWords and transientWords are read only in a CLI's own error
-// reports, never in tool output or answers: a file about a "rate limiter"
-// must not pause a run.
+// The words below are read only in a CLI's own error reports (its error
+// events and standard error), never in tool output or answers: a file
+// about a "rate limiter" must not pause a run.
 var (
+	// loginWords say that the CLI has no usable credentials.
+	loginWords = []string{"not logged in", "please run /login", "no api key", "missing environment variable", "invalid api key",
+		"invalid x-api-key", "incorrect api key", "authentication_error", "authentication failed", "authentication_failed",
+		"failed to authenticate", "unauthorized", "api key not valid", "token has expired", "login required", "log in again"}
+	// modelWords, next to the word "model", say that the model does not
+	// exist or is not open to this account.
+	modelWords     = []string{"not found", "does not exist", "may not exist", "unknown model", "model_not_found", "invalid model", "unsupported model", "not supported"}
 	rateLimitWords = []string{"rate limit", "rate_limit", "ratelimit", "too many requests", "usage limit", "quota", "429"}
 	transientWords = []string{"high demand", "overloaded", "stream disconnected", "stream closed", "stream ended", "terminated",
 		"timeout", "timed out", "connection", "connect to", "refused", "reset by peer", "econnreset", "econnrefused", "socket hang up", "network", "fetch failed",
@@ -34,11 +45,19 @@ var (
 )
 
 // ClassifyMessage classifies a CLI's error message: a leading or quoted
-// HTTP status decides; otherwise words that name a rate limit or a
-// passing network or server trouble; anything else is terminal.
+// HTTP status decides; otherwise words that name missing credentials or an
+// unknown model (unavailable), a rate limit, or a passing network or
+// server trouble; anything else is terminal.
 func ClassifyMessage(msg string) executors.Class {
-	if c, ok := ClassifyStatus(StatusIn(msg)); ok {
+	status := StatusIn(msg)
+	if status == 404 && isUnknownModel(msg) {
+		return executors.Unavailable
+	}
+	if c, ok := ClassifyStatus(status); ok {
 		return c
+	}
+	if _, ok := UnavailableCause(msg); ok {
+		return executors.Unavailable
 	}
 	lower := strings.ToLower(msg)
 	for _, w := range rateLimitWords {
@@ -52,6 +71,43 @@ func ClassifyMessage(msg string) executors.Class {
 		}
 	}
 	return executors.Terminal
+}
+
+// Why an executor is unavailable.
+const (
+	CauseLogin = "login"
+	CauseModel = "model"
+)
+
+// UnavailableCause reports whether msg says that the executor cannot
+// serve any call, and why: CauseLogin or CauseModel.
+func UnavailableCause(msg string) (string, bool) {
+	if isUnknownModel(msg) {
+		return CauseModel, true
+	}
+	lower := strings.ToLower(msg)
+	for _, w := range loginWords {
+		if strings.Contains(lower, w) {
+			return CauseLogin, true
+		}
+	}
+	if s := StatusIn(msg); s == 401 || s == 403 {
+		return CauseLogin, true
+	}
+	return "", false
+}
+
+func isUnknownModel(msg string) bool {
+	lower := strings.ToLower(msg)
+	if !strings.Contains(lower, "model") {
+		return false
+	}
+	for _, w := range modelWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // StatusIn finds an HTTP status in a message such as "401 fake invalid

@@ -1,9 +1,12 @@
 package agentcli
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/executors/proc"
 )
 
 func TestClassifyMessage(t *testing.T) {
@@ -12,9 +15,17 @@ func TestClassifyMessage(t *testing.T) {
 		want executors.Class
 	}{
 		{"500 fake internal server error", executors.Transient},
-		{"401 fake invalid api key", executors.Terminal},
+		{"401 fake invalid api key", executors.Unavailable},
+		{"403 Forbidden: this key cannot use the API", executors.Unavailable},
+		{"Not logged in · Please run /login", executors.Unavailable},
+		{"Missing environment variable: `FAKE_API_KEY`.", executors.Unavailable},
+		{"No API key found for anthropic.", executors.Unavailable},
+		{"The model `gpt-9` does not exist or you do not have access to it.", executors.Unavailable},
+		{"404 The model `gpt-9` does not exist or you do not have access to it.", executors.Unavailable},
+		{`Model "nosuch/model" not found. Use --list-models to see available models.`, executors.Unavailable},
+		{"404 page not found", executors.Terminal},
 		{"429 fake rate limit reached", executors.RateLimited},
-		{"unexpected status 401 Unauthorized: fake invalid api key, url: http://127.0.0.1:45129/v1/responses", executors.Terminal},
+		{"unexpected status 401 Unauthorized: fake invalid api key, url: http://127.0.0.1:45129/v1/responses", executors.Unavailable},
 		{"exceeded retry limit, last status: 429 Too Many Requests", executors.RateLimited},
 		{"API Error: Request rejected (429) · slow down", executors.RateLimited},
 		{"We’re currently experiencing high demand, which may cause temporary errors.", executors.Transient},
@@ -28,5 +39,28 @@ func TestClassifyMessage(t *testing.T) {
 		if got := ClassifyMessage(tc.msg); got != tc.want {
 			t.Errorf("ClassifyMessage(%q) = %s, want %s", tc.msg, got, tc.want)
 		}
+	}
+}
+
+// TestExitErrorFindsTheCause is Pi's way of failing without a key: the
+// reason comes first on standard error and advice follows it, so the last
+// lines alone say nothing.
+func TestExitErrorFindsTheCause(t *testing.T) {
+	stderr := "No API key found for anthropic.\n\nUse /login to log into a provider via OAuth or API key. See:\n  docs/providers.md\n  docs/models.md\n"
+	err := ExitError("pi", proc.Exit{Code: 1, Stderr: stderr})
+	var ee *executors.Error
+	if !errors.As(err, &ee) || ee.Class != executors.Unavailable || !strings.Contains(ee.Message, "No API key found") {
+		t.Fatalf("err = %v, want an unavailable error quoting the cause", err)
+	}
+}
+
+// TestMissingBinaryIsUnavailable: no call of an executor whose binary is
+// missing can succeed, so the run must pause, and the error says the fix.
+func TestMissingBinaryIsUnavailable(t *testing.T) {
+	b := NewBase("x", "x", "dynworkflow-no-such-binary", Fixes{Install: "install x"}, Config{})
+	_, err := b.LookPath()
+	var ee *executors.Error
+	if !errors.As(err, &ee) || ee.Class != executors.Unavailable || ee.Fix != "install x" {
+		t.Fatalf("err = %#v, want unavailable with the install fix", err)
 	}
 }

@@ -18,10 +18,18 @@ type Config struct {
 	// Binary is the program to run: a path, or a name looked up on PATH
 	// at each call. Empty means the CLI's usual name.
 	Binary string
-	// Args are extra arguments, placed before the prompt's.
+	// Args are extra arguments, placed before the call's own.
 	Args []string
 	// Env is added to the environment the child inherits from us.
 	Env []string
+	// Model, Effort, Permissions and Timeout are the defaults of calls that
+	// do not set them (see executors.Defaults). The engine resolves them
+	// before it calls Run; Run fills in the first three for callers that
+	// do not (WithDefaults).
+	Model       string
+	Effort      string
+	Permissions executors.Permissions
+	Timeout     time.Duration
 	// Registry records live children so that a later start can reap them.
 	Registry *proc.Registry
 	// Grace is the wait between SIGTERM and SIGKILL on abort.
@@ -29,25 +37,84 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Fixes tell the user how to make an executor usable again, by cause.
+type Fixes struct {
+	// Install is the fix for a missing binary.
+	Install string
+	// Login is the fix for credentials the CLI lacks or the provider refuses.
+	Login string
+	// Model is the fix for a model that does not exist.
+	Model string
+}
+
 // Base holds a CLI executor's configuration and implements what every
 // one of them offers beside Run.
 type Base struct {
 	Config
 	name          string
+	kind          string
 	defaultBinary string
+	fixes         Fixes
 }
 
-// NewBase returns the base of executor name, whose binary is usually
-// called defaultBinary.
-func NewBase(name, defaultBinary string, cfg Config) Base {
+// NewBase returns the base of executor name, of the given kind (the
+// built-in it is, or "command"), whose binary is usually called
+// defaultBinary.
+func NewBase(name, kind, defaultBinary string, fixes Fixes, cfg Config) Base {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return Base{Config: cfg, name: name, defaultBinary: defaultBinary}
+	return Base{Config: cfg, name: name, kind: kind, defaultBinary: defaultBinary, fixes: fixes}
 }
 
 // Name is the executor's name as scripts and --executor select it.
 func (b *Base) Name() string { return b.name }
+
+// Defaults are the configured defaults of calls.
+func (b *Base) Defaults() executors.Defaults {
+	return executors.Defaults{Model: b.Model, Effort: b.Effort, Permissions: b.Permissions, Timeout: b.Timeout}
+}
+
+// WithDefaults fills in the request's model, effort and permissions from
+// the configuration where the request leaves them empty.
+func (b *Base) WithDefaults(req executors.Request) executors.Request {
+	if req.Model == "" {
+		req.Model = b.Model
+	}
+	if req.Effort == "" {
+		req.Effort = b.Effort
+	}
+	if req.Permissions == "" {
+		req.Permissions = b.Permissions
+	}
+	return req
+}
+
+// Describe is the executor's definition, environment values left out.
+func (b *Base) Describe() executors.Definition {
+	d := executors.Definition{Name: b.name, Kind: b.kind, Binary: b.Binary, Args: b.Args, Model: b.Model, Effort: b.Effort,
+		Permissions: b.Permissions, TimeoutMs: b.Timeout.Milliseconds()}
+	for _, kv := range b.Env {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			d.EnvNames = append(d.EnvNames, k)
+		}
+	}
+	return d
+}
+
+// Unavailable is the error of an executor that cannot serve any call.
+// cause is CauseLogin, CauseModel or "" (a missing binary); the fix is the
+// executor's own for that cause.
+func (b *Base) Unavailable(cause, msg string, err error) *executors.Error {
+	fix := b.fixes.Install
+	switch cause {
+	case CauseLogin:
+		fix = b.fixes.Login
+	case CauseModel:
+		fix = b.fixes.Model
+	}
+	return &executors.Error{Class: executors.Unavailable, Message: msg, Fix: fix, Err: err}
+}
 
 // BinaryName is the configured binary, or the CLI's usual name.
 func (b *Base) BinaryName() string {
@@ -57,13 +124,12 @@ func (b *Base) BinaryName() string {
 	return b.defaultBinary
 }
 
-// LookPath finds the binary. A missing binary is a terminal failure: no
-// retry will install it.
+// LookPath finds the binary. A missing binary makes the executor
+// unavailable: no retry will install it, and every call would fail alike.
 func (b *Base) LookPath() (string, error) {
 	p, err := exec.LookPath(b.BinaryName())
 	if err != nil {
-		return "", &executors.Error{Class: executors.Terminal,
-			Message: fmt.Sprintf("executor %s: %s not found (install it, or put it on PATH)", b.name, b.BinaryName()), Err: err}
+		return "", b.Unavailable("", fmt.Sprintf("%s not found", b.BinaryName()), err)
 	}
 	return p, nil
 }

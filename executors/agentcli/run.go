@@ -2,7 +2,9 @@ package agentcli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -57,6 +59,10 @@ func (b *Base) Run(ctx context.Context, req executors.Request, call Call, p Pars
 	}
 	ex, err := proc.Run(ctx, spec, p.Line)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			// The binary went away, or is not executable, since LookPath.
+			return executors.Result{}, b.Unavailable("", fmt.Sprintf("cannot start %s", path), err)
+		}
 		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: "executor " + b.name, Err: err}
 	}
 	if ex.Stopped {
@@ -65,8 +71,22 @@ func (b *Base) Run(ctx context.Context, req executors.Request, call Call, p Pars
 	res, err := p.Finish(ex)
 	if err != nil {
 		b.Logger.Debug("agent CLI failed", "executor", b.name, "exit", ex.String(), "stderr", lastLines(ex.Stderr, 5), "err", err)
+		err = b.withFix(err)
 	}
 	return res, err
+}
+
+// withFix gives an unavailable executor's error the executor's fix for
+// its cause, when the parser that classified it gave none.
+func (b *Base) withFix(err error) error {
+	var ee *executors.Error
+	if !errors.As(err, &ee) || ee.Class != executors.Unavailable || ee.Fix != "" {
+		return err
+	}
+	cause, _ := UnavailableCause(ee.Error())
+	fixed := *ee
+	fixed.Fix = b.Unavailable(cause, "", nil).Fix
+	return &fixed
 }
 
 // lastLines is the end of a CLI's standard error, for messages.
@@ -80,8 +100,15 @@ func lastLines(s string, n int) string {
 
 // ExitError is the error of a CLI that exited without saying why in its
 // event stream: its exit status and the end of its standard error,
-// classified by what that says.
+// classified by what that says. A line anywhere in standard error that
+// says the CLI has no credentials or no such model decides: CLIs print
+// such a line first and their advice after it.
 func ExitError(name string, ex proc.Exit) error {
+	for _, line := range strings.Split(ex.Stderr, "\n") {
+		if _, ok := UnavailableCause(line); ok {
+			return &executors.Error{Class: executors.Unavailable, Message: fmt.Sprintf("%s %s: %s", name, ex, strings.TrimSpace(line))}
+		}
+	}
 	tail := strings.ReplaceAll(lastLines(ex.Stderr, 3), "\n", " | ")
 	msg := fmt.Sprintf("%s %s", name, ex)
 	if tail != "" {

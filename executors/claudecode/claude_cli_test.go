@@ -25,3 +25,14 @@ func TestRealClaudeCode(t *testing.T) {
 		},
 	})
 }
+
+// TestRealClaudeCodePermissions is Must-show 1 for claude-code.
+func TestRealClaudeCodePermissions(t *testing.T) {
+	clitest.RunPermissions(t, clitest.Suite{
+		CLI:   clitest.Claude,
+		Model: clitest.Model,
+		New: func(env []string, reg *proc.Registry) executors.Executor {
+			return claudecode.New(agentcli.Config{Env: env, Registry: reg})
+		},
+	})
+}

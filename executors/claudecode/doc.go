@@ -2,8 +2,12 @@
 // Code CLI run once per agent call as
 //
 //	claude -p --output-format stream-json --verbose --no-session-persistence
-//	       --permission-mode acceptEdits [--model MODEL] [--effort EFFORT]
+//	       --tools TOOLS --permission-mode MODE [--model MODEL] [--effort EFFORT]
 //	       [--json-schema SCHEMA]
+//
+// TOOLS and MODE are the call's permission policy (see PermissionArgs):
+// workspace-write is Bash,Edit,Glob,Grep,Read,Write in acceptEdits mode,
+// read-only is Glob,Grep,Read in dontAsk mode.
 //
 // with the prompt on standard input, which is then closed (with an open
 // pipe Claude waits 3 s for input). Taking the prompt from standard input

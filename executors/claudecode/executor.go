@@ -10,40 +10,37 @@ import (
 // Name is the executor's name.
 const Name = "claude-code"
 
-// DefaultPermissionMode lets a headless agent edit files in its working
-// directory; in the default mode Claude denies every write in -p mode.
-const DefaultPermissionMode = "acceptEdits"
-
 // Executor runs agent calls on the Claude Code CLI. It is safe for
 // concurrent use.
 type Executor struct {
 	agentcli.Base
-	// PermissionMode is passed as --permission-mode; empty means
-	// DefaultPermissionMode.
-	PermissionMode string
 }
 
 var _ executors.Executor = (*Executor)(nil)
+
+// fixes say how to make claude usable again.
+var fixes = agentcli.Fixes{
+	Install: "install Claude Code (npm install -g @anthropic-ai/claude-code), or set its path in .dynworkflow/executors.json (executors.claude-code.binary)",
+	Login:   "log in: run `claude` once and type /login, or set ANTHROPIC_API_KEY (executors.claude-code.env can set it)",
+	Model:   "pick a model Claude Code knows (sonnet, opus, haiku or a full model name): agent({model}), --model, or executors.claude-code.model",
+}
 
 // New returns the claude-code executor.
 func New(cfg agentcli.Config) *Executor {
 	// A child must never update itself in the middle of a run.
 	cfg.Env = append([]string{"DISABLE_AUTOUPDATER=1"}, cfg.Env...)
-	return &Executor{Base: agentcli.NewBase(Name, "claude", cfg)}
+	return &Executor{Base: agentcli.NewBase(Name, Name, "claude", fixes, cfg)}
 }
 
 // Run runs one call as one claude -p.
 func (e *Executor) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
-	mode := e.PermissionMode
-	if mode == "" {
-		mode = DefaultPermissionMode
-	}
-	return e.Base.Run(ctx, req, agentcli.Call{Args: Args(req, mode), Stdin: []byte(req.Prompt), Dir: req.Dir}, newParser(req, observe))
+	req = e.WithDefaults(req)
+	return e.Base.Run(ctx, req, agentcli.Call{Args: Args(req), Stdin: []byte(req.Prompt), Dir: req.Dir}, newParser(req, observe))
 }
 
 // Args is the command line of one call.
-func Args(req executors.Request, permissionMode string) []string {
-	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence", "--permission-mode", permissionMode}
+func Args(req executors.Request) []string {
+	args := append([]string{"-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence"}, PermissionArgs(req.Permissions)...)
 	if req.Model != "" {
 		args = append(args, "--model", req.Model)
 	}
@@ -54,6 +51,42 @@ func Args(req executors.Request, permissionMode string) []string {
 		args = append(args, "--json-schema", string(req.Schema))
 	}
 	return args
+}
+
+// The tool sets of the policies. Claude Code's other built-in tools
+// (subagents, the web, notebooks, scheduling) are left out of both: an
+// agent of a workflow does one job in its directory, and the workflow is
+// what fans out.
+const (
+	writeTools    = "Bash,Edit,Glob,Grep,Read,Write"
+	readOnlyTools = "Glob,Grep,Read"
+	// fullAccessTools are allowed without asking under full-access:
+	// Claude Code's bypassPermissions mode would do the same, but it
+	// refuses to run as root, which is how containers often run.
+	fullAccessTools = "Bash,Edit,Glob,Grep,NotebookEdit,Read,WebFetch,WebSearch,Write"
+)
+
+// PermissionArgs maps a permission policy onto Claude Code's tool set and
+// permission mode:
+//
+//   - workspace-write: the coding tools, with edits accepted. Claude
+//     accepts edits, and shell commands that only create or move files,
+//     inside the working directory; it refuses them outside it, and
+//     refuses any other shell command (running a program, a build, a test)
+//     that no allow rule of the user's settings or of --allowedTools
+//     (executors.claude-code.args) permits.
+//   - read-only: Read, Glob and Grep only, in dontAsk mode: nothing can be
+//     changed, and nothing asks.
+//   - full-access: the default tool set, with the coding tools, the shell
+//     and the web allowed everywhere.
+func PermissionArgs(p executors.Permissions) []string {
+	switch p {
+	case executors.ReadOnly:
+		return []string{"--tools", readOnlyTools, "--permission-mode", "dontAsk"}
+	case executors.FullAccess:
+		return []string{"--permission-mode", "acceptEdits", "--allowedTools", fullAccessTools}
+	}
+	return []string{"--tools", writeTools, "--permission-mode", "acceptEdits"}
 }
 
 // effortOf maps the workflow's effort to Claude's --effort (low, medium,

@@ -192,13 +192,20 @@ func (p *parser) failure(r *event) error {
 		msg = r.Subtype
 	}
 	msg = "claude: " + msg
+	if _, ok := agentcli.UnavailableCause(msg); ok && (r.APIErrorStatus != 0 || p.apiError != "") {
+		// Claude words an unknown model as a 404 and a missing login with
+		// no status at all; either way no call can succeed.
+		return &executors.Error{Class: executors.Unavailable, Message: msg}
+	}
 	if c, ok := agentcli.ClassifyStatus(r.APIErrorStatus); ok {
 		return &executors.Error{Class: c, Message: msg}
 	}
 	switch {
 	case strings.HasPrefix(p.apiError, "rate_limit"):
 		return &executors.Error{Class: executors.RateLimited, Message: msg}
-	case strings.HasPrefix(p.apiError, "authentication"), strings.HasPrefix(p.apiError, "invalid_request"),
+	case strings.HasPrefix(p.apiError, "authentication"):
+		return &executors.Error{Class: executors.Unavailable, Message: msg}
+	case strings.HasPrefix(p.apiError, "invalid_request"),
 		r.TerminalReason == "max_turns", r.Subtype == "error_max_turns":
 		return &executors.Error{Class: executors.Terminal, Message: msg}
 	case p.apiError != "", r.TerminalReason == "aborted_streaming":

@@ -18,7 +18,8 @@ func TestIsErrorWithSuccessSubtype(t *testing.T) {
 		want   executors.Class
 	}{
 		{"500", 500, "server_error", executors.Transient},
-		{"401", 401, "authentication_failed", executors.Terminal},
+		{"401", 401, "authentication_failed", executors.Unavailable},
+		{"not logged in", 0, "authentication_failed", executors.Unavailable},
 		{"429", 429, "rate_limit", executors.RateLimited},
 		{"no status", 0, "rate_limit", executors.RateLimited},
 	}

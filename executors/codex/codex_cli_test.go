@@ -20,3 +20,16 @@ func TestRealCodex(t *testing.T) {
 		},
 	})
 }
+
+// TestRealCodexPermissions is Must-show 1 for codex: workspace-write lets
+// the agent write its directory; read-only refuses, and says so.
+func TestRealCodexPermissions(t *testing.T) {
+	clitest.RunPermissions(t, clitest.Suite{
+		CLI:         clitest.Codex,
+		Model:       clitest.Model,
+		TmpWritable: true,
+		New: func(env []string, reg *proc.Registry) executors.Executor {
+			return codex.New(agentcli.Config{Env: env, Registry: reg})
+		},
+	})
+}

@@ -1,7 +1,7 @@
 // Package codex is the executor "codex": OpenAI's Codex CLI run once per
 // agent call as
 //
-//	codex exec --json --ephemeral --skip-git-repo-check -C DIR
+//	codex exec --json --ephemeral --skip-git-repo-check --sandbox SANDBOX -C DIR
 //	      [-m MODEL] [-c model_reasoning_effort="EFFORT"] [--output-schema FILE] -
 //
 // with the prompt on standard input (the trailing "-"), which is then
@@ -11,7 +11,13 @@
 // turn.failed (with exit status 1) a failure. Codex checks no schema: the
 // engine validates the answer, as for every executor.
 //
-// Codex reads its provider, credentials, sandbox and approval policy from
+// SANDBOX is the call's permission policy in Codex's terms: workspace-write
+// (the default: commands and patches may write the working directory, /tmp
+// and $TMPDIR), read-only, or danger-full-access for full-access. Codex
+// enforces it with its own OS sandbox; a refused patch or command is
+// reported to the model as the tool's output.
+//
+// Codex reads its provider, credentials and approval policy from
 // $CODEX_HOME/config.toml (default ~/.codex); those stay the user's. Tests
 // point CODEX_HOME at a config whose provider is a fake server.
 package codex

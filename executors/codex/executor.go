@@ -18,13 +18,21 @@ type Executor struct {
 
 var _ executors.Executor = (*Executor)(nil)
 
+// fixes say how to make codex usable again.
+var fixes = agentcli.Fixes{
+	Install: "install Codex (npm install -g @openai/codex), or set its path in .dynworkflow/executors.json (executors.codex.binary)",
+	Login:   "log in with `codex login`, or give it a key: OPENAI_API_KEY, or the env_key of the model provider in $CODEX_HOME/config.toml (executors.codex.env sets either)",
+	Model:   "pick a model your Codex provider serves: agent({model}), --model, or executors.codex.model",
+}
+
 // New returns the codex executor.
 func New(cfg agentcli.Config) *Executor {
-	return &Executor{Base: agentcli.NewBase(Name, "codex", cfg)}
+	return &Executor{Base: agentcli.NewBase(Name, Name, "codex", fixes, cfg)}
 }
 
 // Run runs one call as one codex exec.
 func (e *Executor) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
+	req = e.WithDefaults(req)
 	args, cleanup, err := Args(req)
 	if err != nil {
 		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: "codex", Err: err}
@@ -37,7 +45,7 @@ func (e *Executor) Run(ctx context.Context, req executors.Request, observe execu
 // Args is the command line of one call. The cleanup removes the schema
 // file, if one was written.
 func Args(req executors.Request) ([]string, func(), error) {
-	args := []string{"exec", "--json", "--ephemeral", "--skip-git-repo-check"}
+	args := []string{"exec", "--json", "--ephemeral", "--skip-git-repo-check", "--sandbox", Sandbox(req.Permissions)}
 	if req.Dir != "" {
 		args = append(args, "-C", req.Dir)
 	}
@@ -57,6 +65,19 @@ func Args(req executors.Request) ([]string, func(), error) {
 		cleanup = rm
 	}
 	return append(args, "-"), cleanup, nil
+}
+
+// Sandbox is the codex sandbox of a permission policy. Codex's
+// workspace-write sandbox lets commands write the working directory, /tmp
+// and $TMPDIR, and nothing else; read-only lets them write nothing.
+func Sandbox(p executors.Permissions) string {
+	switch p {
+	case executors.ReadOnly:
+		return "read-only"
+	case executors.FullAccess:
+		return "danger-full-access"
+	}
+	return "workspace-write"
 }
 
 // effortOf maps the workflow's effort to Codex's model_reasoning_effort

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/agentcli"
@@ -35,6 +36,10 @@ type item struct {
 	Server           string `json:"server"`
 	Tool             string `json:"tool"`
 	Query            string `json:"query"`
+	Changes          []struct {
+		Path string `json:"path"`
+		Kind string `json:"kind"`
+	} `json:"changes"`
 }
 
 // parser turns codex's events into a result.
@@ -96,7 +101,17 @@ func (p *parser) item(it *item) {
 	case "command_execution":
 		failed := it.Status == "failed" || it.ExitCode != nil && *it.ExitCode != 0
 		p.rec.ToolResult("shell", it.AggregatedOutput, failed)
-	case "file_change", "mcp_tool_call", "web_search", "todo_list":
+	case "file_change":
+		var b strings.Builder
+		for i, c := range it.Changes {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(c.Kind + " " + c.Path)
+		}
+		p.rec.ToolCall("apply_patch", b.String())
+		p.rec.ToolResult("apply_patch", it.Status, it.Status != "completed")
+	case "mcp_tool_call", "web_search", "todo_list":
 		name := it.Type
 		if it.Tool != "" {
 			name = it.Server + "." + it.Tool

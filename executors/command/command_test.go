@@ -61,7 +61,8 @@ func TestRun(t *testing.T) {
 		{name: "json error class", template: `echo '{"error":{"class":"rate-limited","message":"slow down"}}'`, wantClass: ptr(executors.RateLimited)},
 		{name: "exit 75 is transient", template: `sh -c 'exit 75'`, wantClass: ptr(executors.Transient)},
 		{name: "exit 1 is terminal", template: `sh -c 'echo boom >&2; exit 1'`, wantClass: ptr(executors.Terminal)},
-		{name: "missing binary is terminal", template: `/nonexistent/tool`, wantClass: ptr(executors.Terminal)},
+		{name: "missing binary makes it unavailable", template: `/nonexistent/tool`, wantClass: ptr(executors.Unavailable)},
+		{name: "permissions placeholder", template: `echo {permissions}`, wantText: "workspace-write"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +139,29 @@ func TestArgs(t *testing.T) {
 			if err != nil || strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") {
 				t.Fatalf("%s: Args = %q, %v; want %q", tc.template, got, err, tc.want)
 			}
+		}
+	}
+}
+
+// TestConfiguredDefaults: a request that names no model or policy gets the
+// executor's configured ones; one that does keeps its own.
+func TestConfiguredDefaults(t *testing.T) {
+	spec, err := ParseSpec(`echo {model} {permissions}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(spec, agentcli.Config{Model: "conf-model", Permissions: executors.ReadOnly})
+	for _, tc := range []struct {
+		req  executors.Request
+		want string
+	}{
+		{executors.Request{}, "conf-model read-only"},
+		{executors.Request{Model: "call-model", Permissions: executors.FullAccess}, "call-model full-access"},
+	} {
+		tc.req.Dir = t.TempDir()
+		res, err := e.Run(context.Background(), tc.req, nil)
+		if err != nil || res.Text != tc.want {
+			t.Errorf("Run(%+v) = %q, %v; want %q", tc.req, res.Text, err, tc.want)
 		}
 	}
 }

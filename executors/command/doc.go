@@ -12,6 +12,9 @@
 //	{schema}       the call's JSON Schema as text ("" for a text call)
 //	{schema_file}  the path of a temporary file holding the schema
 //	{dir}          the working directory (also the child's)
+//	{permissions}  the call's permission policy: workspace-write, read-only
+//	               or full-access. The tool must enforce it itself: a
+//	               command executor is trusted to.
 //
 // Standard input is closed after the prompt (or at once), so a tool that
 // reads it never hangs. Standard output is the answer: plain text, or one

@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -18,17 +19,35 @@ type Executor struct {
 
 var _ executors.Executor = (*Executor)(nil)
 
+// Kind is the kind of every command executor's definition.
+const Kind = "command"
+
 // New returns the executor of spec; cfg.Binary and cfg.Args are taken
 // from the template.
 func New(spec Spec, cfg agentcli.Config) *Executor {
 	cfg.Binary, cfg.Args = spec.Words[0], nil
-	return &Executor{Base: agentcli.NewBase(spec.Name, spec.Words[0], cfg), spec: spec}
+	fixes := agentcli.Fixes{
+		Install: fmt.Sprintf("install %s, or fix the template of command executor %q (--command-executor, or commands in .dynworkflow/executors.json)", spec.Words[0], spec.Name),
+		Login:   fmt.Sprintf("log %s in, or give it the key it needs (executors.%s.env in .dynworkflow/executors.json)", spec.Words[0], spec.Name),
+		Model:   fmt.Sprintf("pick a model %s knows: agent({model}), --model, or executors.%s.model", spec.Words[0], spec.Name),
+	}
+	return &Executor{Base: agentcli.NewBase(spec.Name, Kind, spec.Words[0], fixes, cfg), spec: spec}
+}
+
+// Describe is the executor's definition, its template included, so that
+// a resumed run can rebuild it.
+func (e *Executor) Describe() executors.Definition {
+	d := e.Base.Describe()
+	d.Binary, d.Command = "", e.spec.Words
+	return d
 }
 
 // Run runs the template for one call.
 func (e *Executor) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
+	req = e.WithDefaults(req)
 	vals := map[string]string{"prompt": req.Prompt, "model": req.Model, "effort": req.Effort,
-		"schema": string(req.Schema), "dir": req.Dir, "schema_file": ""}
+		"schema": string(req.Schema), "dir": req.Dir, "schema_file": "",
+		"permissions": string(req.Permissions.Or(executors.WorkspaceWrite))}
 	if e.spec.uses("{schema_file}") && len(req.Schema) > 0 {
 		path, cleanup, err := agentcli.SchemaFile(req.Schema)
 		if err != nil {

@@ -111,7 +111,7 @@ func (s Spec) uses(p string) bool {
 }
 
 // placeholders are the names a template may use, in braces.
-var placeholders = []string{"prompt", "model", "effort", "schema", "schema_file", "dir"}
+var placeholders = []string{"prompt", "model", "effort", "schema", "schema_file", "dir", "permissions"}
 
 // ErrOptionLike is matched by the error of Args when a value that starts
 // with '-' would become a word of its own, where the program would read it

@@ -18,7 +18,8 @@ func TestExitZeroWithError(t *testing.T) {
 		text  string
 	}{
 		{"500", []string{`{"type":"message_end","message":{"role":"assistant","content":[],"usage":{"input":0,"output":0},"stopReason":"error","errorMessage":"500 fake internal server error"}}`, `{"type":"agent_end","messages":[]}`}, executors.Transient, ""},
-		{"401", []string{`{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"401 fake invalid api key"}}`}, executors.Terminal, ""},
+		{"401", []string{`{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"401 fake invalid api key"}}`}, executors.Unavailable, ""},
+		{"400", []string{`{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"400 bad request: messages too long"}}`}, executors.Terminal, ""},
 		{"ok", []string{`{"type":"message_update","assistantMessageEvent":{}}`, `{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input":8,"output":7,"cacheRead":3},"stopReason":"stop"}}`, `{"type":"agent_end"}`}, 0, "hi"},
 	}
 	for _, tc := range tests {

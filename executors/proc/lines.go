@@ -2,9 +2,39 @@ package proc
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"strings"
 	"sync"
 )
+
+// readBuffers are the buffers children's output is read into. os/exec
+// copies a pipe into a writer with a fresh 32 KiB buffer per stream per
+// child unless the writer reads for itself (io.ReaderFrom): with two
+// streams a call, a 1,000-call run churned through 64 MB of buffers, and
+// the heap grew to match. Pooled, they are as many as the calls running.
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+
+// readFrom reads r to its end into a pooled buffer, handing each read to
+// write.
+func readFrom(r io.Reader, write func([]byte)) (int64, error) {
+	bp := readBuffers.Get().(*[]byte)
+	defer readBuffers.Put(bp)
+	var n int64
+	for {
+		k, err := r.Read(*bp)
+		if k > 0 {
+			n += int64(k)
+			write((*bp)[:k])
+		}
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
 
 // lineWriter splits a child's standard output into lines and hands each
 // complete line to onLine as soon as it arrives. Lines are split on '\n'
@@ -34,6 +64,11 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		}
 		p = p[i+1:]
 	}
+}
+
+// ReadFrom reads the child's output with a pooled buffer (see readBuffers).
+func (w *lineWriter) ReadFrom(r io.Reader) (int64, error) {
+	return readFrom(r, func(p []byte) { _, _ = w.Write(p) })
 }
 
 // flush hands over a last line that had no newline.
@@ -68,6 +103,11 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
 	return len(p), nil
+}
+
+// ReadFrom reads the child's output with a pooled buffer (see readBuffers).
+func (t *tailBuffer) ReadFrom(r io.Reader) (int64, error) {
+	return readFrom(r, func(p []byte) { _, _ = t.Write(p) })
 }
 
 func (t *tailBuffer) String() string {

@@ -97,14 +97,17 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 		log.Warn("cannot record the child in the registry", "pid", pid, "err", regErr)
 	}
 
+	// The group is stopped from a callback of ctx rather than a goroutine
+	// per child waiting on it: a run keeps as many children going as its
+	// concurrency, and each goroutine is a stack.
 	done := make(chan struct{})
 	var stopped bool
 	var stopMu sync.Mutex
-	go func() {
+	unwatch := context.AfterFunc(ctx, func() {
 		select {
 		case <-done:
-			return
-		case <-ctx.Done():
+			return // exited on its own as ctx ended
+		default:
 		}
 		stopMu.Lock()
 		stopped = true
@@ -119,9 +122,10 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 			log.Debug("child group outlived its grace period", "pid", pid)
 			signalGroup(pid, syscall.SIGKILL)
 		}
-	}()
+	})
 	ws, waitErr := c.wait()
 	close(done)
+	unwatch()
 	// The CLI is gone; whatever it left behind in its group goes too.
 	signalGroup(pid, syscall.SIGKILL)
 	lines.flush()

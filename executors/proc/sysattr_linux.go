@@ -36,16 +36,21 @@ type spawnRequest struct {
 var spawner = sync.OnceValue(func() chan<- spawnRequest {
 	requests := make(chan spawnRequest)
 	for range spawnThreads {
-		go func() {
-			// Never unlocked: the thread lives as long as the process.
-			runtime.LockOSThread()
-			for req := range requests {
-				req.done <- req.cmd.Start()
-			}
-		}()
+		go spawnLoop(requests)
 	}
 	return requests
 })
+
+// spawnLoop is the body of a spawner thread. It is a named function so
+// that leak checks can name these goroutines, which live as long as the
+// process by design (goleak.IgnoreTopFunction).
+func spawnLoop(requests <-chan spawnRequest) {
+	// Never unlocked: the thread lives as long as the process.
+	runtime.LockOSThread()
+	for req := range requests {
+		req.done <- req.cmd.Start()
+	}
+}
 
 // startCmd starts cmd on a thread that outlives it.
 func startCmd(cmd *exec.Cmd) error {

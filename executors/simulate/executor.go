@@ -25,6 +25,10 @@ type Config struct {
 	// Seed seeds the PRNG that draws latencies and failures. Zero picks a
 	// random seed.
 	Seed uint64
+	// Defaults are the configured defaults of calls (a model, a policy):
+	// the simulated executor answers the same whatever they are, and
+	// reports them so that the journal records them as for any executor.
+	Defaults executors.Defaults
 }
 
 // Executor is the simulated executor. It is safe for concurrent use.
@@ -64,6 +68,9 @@ func New(cfg Config) *Executor {
 
 // Name returns "simulate".
 func (e *Executor) Name() string { return Name }
+
+// Defaults are the configured defaults of calls.
+func (e *Executor) Defaults() executors.Defaults { return e.cfg.Defaults }
 
 // Run answers one call: it waits out the call's latency, fails if a marker or
 // the failure rate says so, and otherwise returns the deterministic answer.

@@ -20,7 +20,8 @@ func (chatAPI) parse(body []byte) (parsed, error) {
 			} `json:"function"`
 		} `json:"tools"`
 		Messages []struct {
-			Role string `json:"role"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
 	}
 	if len(body) == 0 {
@@ -38,13 +39,14 @@ func (chatAPI) parse(body []byte) (parsed, error) {
 	for _, m := range req.Messages {
 		if m.Role == "tool" {
 			p.toolResult = true
+			p.toolOutput = textOf(m.Content)
 		}
 	}
 	return p, nil
 }
 
 func (chatAPI) fail(a *answer) {
-	typ := map[Scenario]string{Err401: "invalid_request_error", Err429: "rate_limit_exceeded"}[a.sc]
+	typ := map[Scenario]string{Err401: "invalid_request_error", ErrModel: "invalid_request_error", Err429: "rate_limit_exceeded"}[a.sc]
 	if typ == "" {
 		typ = "server_error"
 	}
@@ -65,9 +67,13 @@ func (chatAPI) answer(a *answer) {
 	case a.sc == Cut:
 		chunk(map[string]any{"role": "assistant", "content": "partial "}, nil)
 		e.cut()
-	case a.wantsTool():
+	case a.wantsTool(), a.wantsWrite():
+		name, args := a.req.shellTool, mustJSON(map[string]string{"command": a.toolCommand()})
+		if a.wantsWrite() {
+			name, args = "write", mustJSON(map[string]string{"path": writePath(a.sc), "content": WriteContent})
+		}
 		chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_%04d", a.id), "type": "function",
-			"function": map[string]any{"name": a.req.shellTool, "arguments": string(mustJSON(map[string]string{"command": a.toolCommand()}))}}}}, nil)
+			"function": map[string]any{"name": name, "arguments": string(args)}}}}, nil)
 		chunk(map[string]any{}, "tool_calls")
 	default:
 		chunk(map[string]any{"role": "assistant", "content": a.text()}, nil)

@@ -1,8 +1,10 @@
 package fakemodel
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -46,13 +48,51 @@ func (messagesAPI) parse(body []byte) (parsed, error) {
 		// Content is a string or a list of blocks; only blocks hold results.
 		if m.Role == "user" && strings.Contains(string(m.Content), `"tool_result"`) {
 			p.toolResult = true
+			var blocks []struct {
+				Type    string          `json:"type"`
+				Content json.RawMessage `json:"content"`
+			}
+			_ = json.Unmarshal(m.Content, &blocks)
+			for _, b := range blocks {
+				if b.Type == "tool_result" {
+					p.toolOutput = textOf(b.Content)
+				}
+			}
 		}
 	}
+	p.cwd = workingDirectory(body)
 	return p, nil
 }
 
+// cwdLine starts the line of Claude Code's system prompt (sent as a
+// system message or the system field) that names the working directory.
+const cwdLine = "Primary working directory: "
+
+// workingDirectory finds the working directory Claude Code tells the
+// model, or "".
+func workingDirectory(body []byte) string {
+	i := bytes.Index(body, []byte(cwdLine))
+	if i < 0 {
+		return ""
+	}
+	rest := body[i+len(cwdLine):]
+	// The prompt is inside a JSON string: the line ends at an escaped
+	// newline or at the string's end.
+	end := len(rest)
+	for _, stop := range [][]byte{[]byte(`\n`), []byte(`"`)} {
+		if j := bytes.Index(rest, stop); j >= 0 && j < end {
+			end = j
+		}
+	}
+	var dir string
+	if json.Unmarshal([]byte(`"`+string(rest[:end])+`"`), &dir) != nil || !filepath.IsAbs(dir) {
+		return ""
+	}
+	return dir
+}
+
 func (messagesAPI) fail(a *answer) {
-	typ := map[Scenario]string{Err401: "authentication_error", Err429: "rate_limit_error"}[a.sc]
+	typ := map[Scenario]string{Err401: "authentication_error", ErrModel: "not_found_error", Err429: "rate_limit_error"}[a.sc]
 	if typ == "" {
 		typ = "api_error"
 	}
@@ -62,6 +102,13 @@ func (messagesAPI) fail(a *answer) {
 // content is the answer's content blocks and stop reason.
 func (a *answer) messageContent() ([]map[string]any, string) {
 	switch {
+	case a.wantsWrite():
+		path := writePath(a.sc)
+		if a.req.cwd != "" {
+			path = filepath.Join(a.req.cwd, path)
+		}
+		return []map[string]any{{"type": "tool_use", "id": fmt.Sprintf("toolu_%04d", a.id), "name": "Write",
+			"input": map[string]any{"file_path": path, "content": WriteContent}}}, "tool_use"
 	case a.wantsTool():
 		input := map[string]any{"command": a.toolCommand()}
 		if a.req.shellTool == "Bash" {

@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 )
@@ -21,7 +22,8 @@ func (responsesAPI) parse(body []byte) (parsed, error) {
 			Name string `json:"name"`
 		} `json:"tools"`
 		Input []struct {
-			Type string `json:"type"`
+			Type   string          `json:"type"`
+			Output json.RawMessage `json:"output"`
 		} `json:"input"`
 	}
 	if len(body) == 0 {
@@ -32,20 +34,24 @@ func (responsesAPI) parse(body []byte) (parsed, error) {
 	}
 	p := parsed{stream: req.Stream, model: req.Model}
 	for _, t := range req.Tools {
-		if t.Name == "exec_command" || t.Name == "shell" {
+		switch t.Name {
+		case "exec_command", "shell":
 			p.shellTool = t.Name
+		case "apply_patch":
+			p.patchTool = true
 		}
 	}
 	for _, in := range req.Input {
-		if in.Type == "function_call_output" {
+		if in.Type == "function_call_output" || in.Type == "custom_tool_call_output" {
 			p.toolResult = true
+			p.toolOutput = textOf(in.Output)
 		}
 	}
 	return p, nil
 }
 
 func (responsesAPI) fail(a *answer) {
-	code := map[Scenario]string{Err401: "invalid_api_key", Err429: "rate_limit_exceeded"}[a.sc]
+	code := map[Scenario]string{Err401: "invalid_api_key", ErrModel: "model_not_found", Err429: "rate_limit_exceeded"}[a.sc]
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": a.errorMessage(), "type": "api_error", "code": nilIfEmpty(code)}})
 	a.writeError(string(b))
 }
@@ -71,14 +77,27 @@ func (responsesAPI) answer(a *answer) {
 	case a.sc == Cut:
 		delta("partial ")
 		e.cut()
-	case a.wantsTool():
-		args := mustJSON(map[string]string{"cmd": a.toolCommand()})
-		if a.req.shellTool == "shell" {
-			args = mustJSON(map[string][]string{"command": {"bash", "-lc", a.toolCommand()}})
+	case a.wantsWrite() && a.req.patchTool:
+		// Codex edits files with apply_patch, a free-form tool.
+		e.event("response.output_item.done", mustJSON(map[string]any{"type": "response.output_item.done", "output_index": 0,
+			"item": map[string]any{"type": "custom_tool_call", "id": fmt.Sprintf("ctc_%04d", a.id), "call_id": fmt.Sprintf("call_%04d", a.id),
+				"name": "apply_patch", "input": "*** Begin Patch\n*** Add File: " + writePath(a.sc) + "\n+" + strings.TrimSuffix(WriteContent, "\n") + "\n*** End Patch\n",
+				"status": "completed"}}))
+	case a.wantsTool(), a.wantsWrite():
+		command, tool := a.toolCommand(), a.req.shellTool
+		if a.wantsWrite() {
+			command = "printf 'written by the fake model\\n' > " + writePath(a.sc)
+		}
+		if tool == "" {
+			tool = "exec_command"
+		}
+		args := mustJSON(map[string]string{"cmd": command})
+		if tool == "shell" {
+			args = mustJSON(map[string][]string{"command": {"bash", "-lc", command}})
 		}
 		e.event("response.output_item.done", mustJSON(map[string]any{"type": "response.output_item.done", "output_index": 0,
 			"item": map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%04d", a.id), "call_id": fmt.Sprintf("call_%04d", a.id),
-				"name": a.req.shellTool, "arguments": string(args), "status": "completed"}}))
+				"name": tool, "arguments": string(args), "status": "completed"}}))
 	default:
 		text := a.text()
 		delta(text)

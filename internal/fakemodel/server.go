@@ -3,11 +3,13 @@ package fakemodel
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +29,11 @@ type Options struct {
 	// for instead of ToolCommand: a test can have an agent start a
 	// process of its own.
 	ToolCommand string
+	// Log, when set, receives one JSON line per model request: its path,
+	// scenario and body, for seeing what a CLI sends.
+	Log io.Writer
+	// Port is the port to listen on; zero picks a free one.
+	Port int
 }
 
 // Request is what the server saw of one request.
@@ -34,6 +41,8 @@ type Request struct {
 	Path     string
 	Scenario Scenario
 	Stream   bool
+	// Time is when it arrived.
+	Time time.Time
 }
 
 // Server is a running fake model server.
@@ -57,7 +66,8 @@ type Server struct {
 // maxBody bounds a request body; Claude Code's are about 50 KB.
 const maxBody = 16 << 20
 
-// Start listens on 127.0.0.1 on a random port and serves until Close.
+// Start listens on 127.0.0.1 (on a random port unless Options.Port) and
+// serves until Close.
 func Start(opts Options) (*Server, error) {
 	if opts.Usage == (executors.Usage{}) {
 		opts.Usage = executors.Usage{InputTokens: 11, CachedInputTokens: 3, OutputTokens: 7}
@@ -65,7 +75,7 @@ func Start(opts Options) (*Server, error) {
 	if opts.SlowInterval <= 0 {
 		opts.SlowInterval = 200 * time.Millisecond
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)))
 	if err != nil {
 		return nil, fmt.Errorf("fakemodel: listen: %w", err)
 	}
@@ -195,9 +205,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.forced != "" {
 		sc = s.forced
 	}
-	s.requests = append(s.requests, Request{Path: r.URL.Path, Scenario: sc, Stream: req.stream})
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Scenario: sc, Stream: req.stream, Time: time.Now()})
 	close(s.arrived)
 	s.arrived = make(chan struct{})
+	if s.opts.Log != nil {
+		line, _ := json.Marshal(map[string]any{"path": r.URL.Path, "scenario": sc, "stream": req.stream, "body": json.RawMessage(body)})
+		_, _ = s.opts.Log.Write(append(line, '\n'))
+	}
 	s.mu.Unlock()
 	if delay > 0 {
 		select {
@@ -208,7 +222,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	a := &answer{s: s, w: w, r: r, req: req, sc: sc, id: s.next()}
 	switch sc {
-	case Err500, Err401, Err429:
+	case Err500, Err401, Err429, ErrModel:
 		proto.fail(a)
 		return
 	}
@@ -228,10 +242,17 @@ type parsed struct {
 	model  string
 	// shellTool is the name of the request's shell tool, if it offers one.
 	shellTool string
-	// toolResult is true once the conversation holds a tool's output.
+	// toolResult is true once the conversation holds a tool's output;
+	// toolOutput is the last one's text.
 	toolResult bool
+	toolOutput string
+	// patchTool is true when Codex offers its apply_patch tool.
+	patchTool bool
 	// structuredTool is true when Claude Code offers its StructuredOutput tool.
 	structuredTool bool
+	// cwd is the agent's working directory when the request says it
+	// (Claude Code's system prompt does), for tools that want absolute paths.
+	cwd string
 }
 
 // answer is one response in the making.
@@ -249,6 +270,8 @@ func (a *answer) status() int {
 	switch a.sc {
 	case Err401:
 		return http.StatusUnauthorized
+	case ErrModel:
+		return http.StatusNotFound
 	case Err429:
 		return http.StatusTooManyRequests
 	}
@@ -260,6 +283,8 @@ func (a *answer) errorMessage() string {
 	switch a.sc {
 	case Err401:
 		return "fake invalid api key"
+	case ErrModel:
+		return fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", a.req.model)
 	case Err429:
 		return "fake rate limit reached, retry after 2s"
 	}
@@ -331,12 +356,19 @@ func (a *answer) trickle(send func(i int)) {
 	}
 }
 
-// text is the scenario's text answer (Tool answers after its tool ran).
+// text is the scenario's text answer (Tool and Write answer after their
+// tool ran).
 func (a *answer) text() string {
-	switch {
-	case a.sc == Tool:
+	switch a.sc {
+	case Tool:
 		return ToolAnswer
-	case a.sc == Schema:
+	case Write, WriteOutside:
+		out := strings.TrimSpace(a.req.toolOutput)
+		if len(out) > 500 {
+			out = out[:500]
+		}
+		return WriteAnswer + out
+	case Schema:
 		return SchemaAnswer
 	}
 	return TextAnswer
@@ -345,6 +377,13 @@ func (a *answer) text() string {
 // wantsTool is true when this turn should be a shell tool call.
 func (a *answer) wantsTool() bool {
 	return a.sc == Tool && !a.req.toolResult && a.req.shellTool != ""
+}
+
+// wantsWrite is true when this turn should be the Write scenario's tool
+// call. It is made whether or not the request offers the tool, so that a
+// CLI that withholds it (a read-only policy) is seen refusing it.
+func (a *answer) wantsWrite() bool {
+	return (a.sc == Write || a.sc == WriteOutside) && !a.req.toolResult
 }
 
 var errNoBody = errors.New("empty request body")

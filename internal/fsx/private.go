@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"syscall"
 )
@@ -14,7 +15,7 @@ import (
 // is a symlink, not a directory, or another user's.
 var ErrUnsafeDir = errors.New("unsafe state directory")
 
-// PrivateDir creates dir with mode 0700 (its parent must exist), or checks
+// PrivateDir creates dir with mode 0700 (and its missing parents), or checks
 // an existing one and tightens it to 0700; tightened reports that it did.
 // It refuses a dir that is a symlink or that another user owns, before
 // changing anything: state directories hold prompts, answers and tokens,
@@ -25,6 +26,14 @@ var ErrUnsafeDir = errors.New("unsafe state directory")
 func PrivateDir(dir, env string) (tightened bool, err error) {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
+		// Missing parents are made the same way, so each is checked.
+		if parent := filepath.Dir(dir); parent != dir {
+			if _, perr := os.Lstat(parent); errors.Is(perr, fs.ErrNotExist) {
+				if _, err := PrivateDir(parent, env); err != nil {
+					return false, err
+				}
+			}
+		}
 		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return false, err
 		}

@@ -35,6 +35,7 @@ type Env struct {
 	MaxItems int
 
 	args   json.RawMessage
+	cwd    string
 	root   *Scope
 	budget lang.Budget
 
@@ -74,6 +75,20 @@ func (e *Env) onThread() func() {
 func (e *Env) Args() json.RawMessage { return e.args }
 func (e *Env) Root() lang.Scope      { return e.root }
 func (e *Env) Budget() lang.Budget   { return e.budget }
+
+// Scheduler runs branches on goroutines, as a local run does.
+func (e *Env) Scheduler() lang.Scheduler { return lang.Goroutines{} }
+
+// Cwd is the working directory SetCwd set, else "/project".
+func (e *Env) Cwd() string {
+	if e.cwd == "" {
+		return "/project"
+	}
+	return e.cwd
+}
+
+// SetCwd sets the working directory the script sees.
+func (e *Env) SetCwd(dir string) { e.cwd = dir }
 
 func (e *Env) Agent(ctx context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
 	defer e.onThread()()

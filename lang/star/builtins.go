@@ -2,6 +2,7 @@ package star
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -27,12 +28,13 @@ func (r *run) builtins() starlark.StringDict {
 		"phase":      starlark.NewBuiltin("phase", r.phase),
 		"log":        starlark.NewBuiltin("log", r.log),
 		"budget":     r.budget(),
+		"cwd":        starlark.String(r.env.Cwd()),
 		"json":       starjson.Module,
 	}
 }
 
 // agent(prompt, label=, phase=, schema=, model=, effort=, agentType=,
-// isolation=, executor=, timeoutMs=, retries=) runs one agent and returns
+// isolation=, executor=, permissions=, timeoutMs=, retries=) runs one agent and returns
 // its text, the validated schema answer as dicts and lists, or None on a
 // terminal failure. The options are those of JavaScript's agent(), checked
 // by the same code; an option set to None counts as not set.
@@ -53,7 +55,7 @@ func (r *run) agent(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.await(func(done lang.Done) { r.env.Agent(r.ctx, scope, prompt, opts, done) })
+	res, err := r.await(th, func(ctx context.Context, done lang.Done) { r.env.Agent(ctx, scope, prompt, opts, done) })
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +81,7 @@ func (r *run) checkpoint(th *starlark.Thread, b *starlark.Builtin, args starlark
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.await(func(done lang.Done) { r.env.Checkpoint(r.ctx, scope, req, done) })
+	res, err := r.await(th, func(ctx context.Context, done lang.Done) { r.env.Checkpoint(ctx, scope, req, done) })
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +120,7 @@ func (r *run) workflow(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 			return nil, fmt.Errorf("workflow(): the args cannot be turned into JSON: %v", err)
 		}
 	}
-	res, err := r.await(func(done lang.Done) { r.env.Workflow(r.ctx, scope, name, raw, done) })
+	res, err := r.await(th, func(ctx context.Context, done lang.Done) { r.env.Workflow(ctx, scope, name, raw, done) })
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package star
 
 import (
+	"context"
 	"fmt"
 
 	"go.starlark.net/starlark"
@@ -79,8 +80,8 @@ func (r *run) parallel(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 		br.fn.Freeze()
 		br.args.Freeze()
 	}
-	results, err := r.fanOut(scopes, func(i int) (starlark.Value, error) {
-		th, release := r.newThread(fmt.Sprintf("%s/%d", th.Name, i), scopes[i])
+	results, err := r.fanOut(th, scopes, func(ctx context.Context, i int) (starlark.Value, error) {
+		th, release := r.newThread(ctx, fmt.Sprintf("%s/%d", th.Name, i), scopes[i])
 		defer release()
 		return starlark.Call(th, branches[i].fn, branches[i].args, nil)
 	})
@@ -134,11 +135,11 @@ func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 	for _, item := range items {
 		item.Freeze()
 	}
-	results, err := r.fanOut(itemScopes, func(i int) (starlark.Value, error) {
+	results, err := r.fanOut(th, itemScopes, func(ctx context.Context, i int) (starlark.Value, error) {
 		prev := items[i]
 		for k, stage := range stages {
 			sc := r.env.Stage(itemScopes[i], k)
-			th, release := r.newThread(fmt.Sprintf("%s/%d/s%d", th.Name, i, k), sc)
+			th, release := r.newThread(ctx, fmt.Sprintf("%s/%d/s%d", th.Name, i, k), sc)
 			v, err := starlark.Call(th, stage, fit(stage, prev, items[i], starlark.MakeInt(i)), nil)
 			release()
 			if err != nil {
@@ -154,27 +155,28 @@ func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 	return starlark.NewList(results), nil
 }
 
-// fanOut runs body(i) for every scope, each in its own goroutine taking
-// turns with the others, and waits for all of them. The branches are
-// queued for the turn in index order before the caller gives it up, so
-// they start in that order, as JavaScript's do. A body that fails gives
-// None, and the engine hears why, unless the run is stopping: then the
-// fan-out fails too.
-func (r *run) fanOut(scopes []lang.Scope, body func(i int) (starlark.Value, error)) ([]starlark.Value, error) {
+// fanOut runs body(i) for every scope, each in its own branch of the
+// engine's Scheduler taking turns with the others, and waits for all of
+// them. The branches are queued for the turn in index order before the
+// caller (thread th) gives it up, so they start in that order, as
+// JavaScript's do. A body that fails gives None, and the engine hears why,
+// unless the run is stopping: then the fan-out fails too.
+func (r *run) fanOut(th *starlark.Thread, scopes []lang.Scope, body func(ctx context.Context, i int) (starlark.Value, error)) ([]starlark.Value, error) {
 	results := make([]starlark.Value, len(scopes))
 	if len(scopes) == 0 {
 		return results, nil
 	}
+	ctx := ctxOf(th, r.ctx)
 	parent := r.turn.waiter()
 	// Counted only by the holder of the turn.
 	left := len(scopes)
 	for i := range scopes {
 		w := r.turn.waiter()
 		w.wake()
-		go func() {
-			w.wait()
+		r.turn.sched.Go(ctx, func(ctx context.Context) {
+			w.wait(ctx)
 			defer r.turn.pass()
-			v, err := body(i)
+			v, err := body(ctx, i)
 			if err != nil {
 				v = starlark.None
 				if r.ctx.Err() == nil {
@@ -185,10 +187,10 @@ func (r *run) fanOut(scopes []lang.Scope, body func(i int) (starlark.Value, erro
 			if left--; left == 0 {
 				parent.wake()
 			}
-		}()
+		})
 	}
 	r.turn.pass()
-	parent.wait()
+	parent.wait(ctx)
 	if r.ctx.Err() != nil {
 		return nil, r.stopped()
 	}

@@ -37,10 +37,16 @@ type loader struct {
 	files   map[string]*file
 	order   []string        // paths in the order they were first loaded, main first
 	loading map[string]bool // files being compiled, to catch load cycles
+	read    func(path string) ([]byte, error)
 }
 
-func newLoader(opts *syntax.FileOptions) *loader {
-	return &loader{opts: opts, files: map[string]*file{}, loading: map[string]bool{}}
+// newLoader returns a loader that reads the files a script loads with
+// read, or from disk when read is nil.
+func newLoader(opts *syntax.FileOptions, read func(path string) ([]byte, error)) *loader {
+	if read == nil {
+		read = os.ReadFile
+	}
+	return &loader{opts: opts, files: map[string]*file{}, loading: map[string]bool{}, read: read}
 }
 
 // parse parses one file.
@@ -98,7 +104,7 @@ func (l *loader) load(from string, stmt *syntax.LoadStmt) (string, error) {
 	if _, done := l.files[path]; done {
 		return path, nil
 	}
-	text, err := os.ReadFile(path)
+	text, err := l.read(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return "", fail("load() paths are relative to the file that loads them", "load(%q): no such file %s", module, path)
@@ -166,7 +172,7 @@ func syntaxHint(msg string) string {
 func resolveHint(msg string) string {
 	switch {
 	case strings.HasPrefix(msg, "undefined:"):
-		return "the builtins are agent, parallel, pipeline, workflow, checkpoint, phase, log, budget and json; load() anything else"
+		return "the builtins are agent, parallel, pipeline, workflow, checkpoint, phase, log, budget, cwd and json; load() anything else"
 	case strings.Contains(msg, "not within a function"):
 		return "put the work in def main(args):"
 	}
@@ -177,7 +183,7 @@ func resolveHint(msg string) string {
 // a workflow sees (see builtins.go).
 func isPredeclared(name string) bool {
 	switch name {
-	case "agent", "parallel", "pipeline", "workflow", "checkpoint", "phase", "log", "budget", "json":
+	case "agent", "parallel", "pipeline", "workflow", "checkpoint", "phase", "log", "budget", "cwd", "json":
 		return true
 	}
 	return false

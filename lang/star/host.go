@@ -57,7 +57,7 @@ func fileOptions() *syntax.FileOptions {
 // it, running none of it. Every error it returns is a *lang.Error with a
 // position.
 func (h *Host) Load(src lang.Source) (lang.Script, error) {
-	l := newLoader(fileOptions())
+	l := newLoader(fileOptions(), src.ReadFile)
 	main, err := l.parse(src.Path, src.Text)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 const (
 	scopeKey = "dynworkflow.scope" // the lang.Scope calls made on the thread belong to
 	fileKey  = "dynworkflow.file"  // the file whose top level the thread executes
+	ctxKey   = "dynworkflow.ctx"   // the context of the goroutine the thread runs on
 )
 
 // A run is one execution of a script. Every Starlark value of the run, and
@@ -44,7 +45,9 @@ type module struct {
 }
 
 func newRun(ctx context.Context, s *Script, env lang.Env) *run {
-	return &run{ctx: ctx, script: s, env: env, modules: map[string]*module{}}
+	r := &run{ctx: ctx, script: s, env: env, modules: map[string]*module{}}
+	r.turn.sched = env.Scheduler()
+	return r
 }
 
 // run executes the main file's top level, then main(args), and returns
@@ -58,7 +61,7 @@ func (r *run) run() (json.RawMessage, error) {
 	// a loop that never calls a builtin.
 	defer context.AfterFunc(r.ctx, func() { r.threads.cancelAll("the run was stopped") })()
 
-	r.turn.take()
+	r.turn.take(r.ctx)
 	defer r.turn.pass()
 	r.predeclared = r.builtins()
 	globals, err := r.exec(r.script.path)
@@ -74,7 +77,7 @@ func (r *run) run() (json.RawMessage, error) {
 	if err != nil {
 		return nil, &lang.Error{File: r.script.path, Message: "the run's args are not valid JSON: " + err.Error()}
 	}
-	th, release := r.newThread("main", r.env.Root())
+	th, release := r.newThread(r.ctx, "main", r.env.Root())
 	defer release()
 	result, err := starlark.Call(th, main, fit(main, args), nil)
 	if err != nil {
@@ -95,7 +98,7 @@ func (r *run) exec(path string) (starlark.StringDict, error) {
 	if m, ok := r.modules[path]; ok {
 		return m.globals, m.err
 	}
-	th, release := r.newThread("load "+path, nil)
+	th, release := r.newThread(r.ctx, "load "+path, nil)
 	th.SetLocal(fileKey, path)
 	globals, err := r.script.files[path].prog.Init(th, r.predeclared)
 	release()
@@ -123,11 +126,14 @@ func (r *run) load(th *starlark.Thread, name string) (starlark.StringDict, error
 
 // newThread makes a thread for calls in scope (nil while a file's top
 // level runs) and registers it for cancellation; release unregisters it.
-func (r *run) newThread(name string, scope lang.Scope) (th *starlark.Thread, release func()) {
+// ctx is the context of the goroutine the thread runs on, as the
+// Scheduler gave it: the thread's waits go through it.
+func (r *run) newThread(ctx context.Context, name string, scope lang.Scope) (th *starlark.Thread, release func()) {
 	th = &starlark.Thread{Name: name, Load: r.load, Print: r.print}
 	th.SetMaxExecutionSteps(r.script.maxSteps)
 	th.OnMaxSteps = func(th *starlark.Thread) { th.Cancel(stepLimitReason(r.script.maxSteps)) }
 	th.SetLocal(scopeKey, scope)
+	th.SetLocal(ctxKey, ctx)
 	r.threads.add(th)
 	return th, func() { r.threads.remove(th) }
 }
@@ -153,24 +159,31 @@ type answer struct {
 // in, so other branches run meanwhile, in the order turns explains; a
 // replayed call's answer is in at once, and the thread queues behind the
 // threads already waiting.
-func (r *run) await(start func(done lang.Done)) (json.RawMessage, error) {
+func (r *run) await(th *starlark.Thread, start func(ctx context.Context, done lang.Done)) (json.RawMessage, error) {
+	ctx := ctxOf(th, r.ctx)
 	w := r.turn.waiter()
 	var a answer
-	start(func(res json.RawMessage, err error) {
+	start(ctx, func(res json.RawMessage, err error) {
 		a = answer{res, err}
 		w.wake()
 	})
 	r.turn.pass()
-	select {
-	case <-w.ch:
-		return a.res, a.err
-	case <-r.ctx.Done():
+	if err := w.waitOrStop(ctx); err != nil {
 		// The answer may never come now; the thread still needs the
 		// turn to unwind through Starlark code.
 		w.wake()
-		w.wait()
+		w.wait(ctx)
 		return nil, r.stopped()
 	}
+	return a.res, a.err
+}
+
+// ctxOf returns the context of the goroutine th runs on, or def.
+func ctxOf(th *starlark.Thread, def context.Context) context.Context {
+	if ctx, ok := th.Local(ctxKey).(context.Context); ok {
+		return ctx
+	}
+	return def
 }
 
 // print sends Starlark's print() to the run's log.

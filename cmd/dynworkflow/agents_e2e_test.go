@@ -1,0 +1,620 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/clitest"
+	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
+)
+
+// The end-to-end tests of issue 9: real agents doing real work, through
+// the real binary, the real CLIs and the fake model server.
+
+// agentDetail is the part of `show --json` these tests read.
+type agentDetail struct {
+	Options struct {
+		Executor       string `json:"executor"`
+		ExecutorSource string `json:"executorSource"`
+		Concurrency    int    `json:"concurrency"`
+		AgentRetries   int    `json:"agentRetries"`
+		Model          string `json:"model"`
+		Permissions    string `json:"permissions"`
+	} `json:"options"`
+	Calls []struct {
+		Path        string          `json:"path"`
+		Status      string          `json:"status"`
+		Executor    string          `json:"executor"`
+		Model       string          `json:"model"`
+		Permissions string          `json:"permissions"`
+		Result      json.RawMessage `json:"result"`
+		History     []struct {
+			Kind    string `json:"kind"`
+			Role    string `json:"role"`
+			Text    string `json:"text"`
+			IsError bool   `json:"isError"`
+		} `json:"history"`
+	} `json:"calls"`
+	Failures         []failureGroup `json:"failures"`
+	SimulatedAnswers bool           `json:"simulatedAnswers"`
+	Executors        []struct {
+		Name    string   `json:"name"`
+		Kind    string   `json:"kind"`
+		Command []string `json:"command"`
+	} `json:"executors"`
+}
+
+type failureGroup struct {
+	Class     string `json:"class"`
+	Message   string `json:"message"`
+	Count     int    `json:"count"`
+	FirstPath string `json:"firstPath"`
+}
+
+// agentOutcome is the part of `run --json` these tests read.
+type agentOutcome struct {
+	outcome
+	Failures         []failureGroup `json:"failures"`
+	Executor         string         `json:"executor"`
+	SimulatedAnswers bool           `json:"simulatedAnswers"`
+}
+
+func (e *env) showAgents(id string) agentDetail {
+	e.t.Helper()
+	r := e.dwOK("show", id, "--json")
+	var d agentDetail
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		e.t.Fatalf("show --json: %v\n%s", err, r)
+	}
+	return d
+}
+
+func parseAgentOutcome(t *testing.T, r result) agentOutcome {
+	t.Helper()
+	var o agentOutcome
+	if err := json.Unmarshal([]byte(r.stdout), &o); err != nil || o.RunID == "" {
+		t.Fatalf("stdout is not a --json outcome (%v):\n%s", err, r)
+	}
+	return o
+}
+
+// writeConfig writes the project's executor configuration.
+func (e *env) writeConfig(v any) {
+	e.t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.write(".dynworkflow/executors.json", string(b))
+}
+
+// fakeAgents starts a fake model server and configures, in the project's
+// executor configuration, every given CLI to use it: what a user does
+// with `dynworkflow fake-model --write-config`.
+func fakeAgents(t *testing.T, e *env, clis ...string) *fakemodel.Server {
+	t.Helper()
+	for _, c := range clis {
+		clitest.Binary(t, c)
+	}
+	srv, err := fakemodel.Start(fakemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	executorsConf := map[string]any{}
+	for _, c := range clis {
+		env, err := fakemodel.ClientEnv(c, srv.URL(), filepath.Join(t.TempDir(), c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars := map[string]string{}
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			vars[k] = v
+		}
+		conf := map[string]any{"env": vars}
+		name := map[string]string{clitest.Codex: "codex", clitest.Claude: "claude-code", clitest.Pi: "pi"}[c]
+		if c == clitest.Pi {
+			conf["model"] = clitest.PiModel
+		}
+		executorsConf[name] = conf
+	}
+	e.writeConfig(map[string]any{"executors": executorsConf})
+	return srv
+}
+
+const writerWorkflow = `export const meta = { name: 'writer', description: 'an agent that writes a file' }
+return await agent('write the file ' + args.marker, { label: 'writer' })
+`
+
+// TestAgentsWriteUnderTheirPolicy is Must-show 1: for each CLI, with the
+// default policy the fake model's write lands in the project, with its
+// content; with --permissions read-only it does not, and the call's
+// history shows the refusal. show records the policy of each call.
+func TestAgentsWriteUnderTheirPolicy(t *testing.T) {
+	for _, tc := range []struct{ cli, executor string }{
+		{clitest.Codex, "codex"}, {clitest.Claude, "claude-code"}, {clitest.Pi, "pi"},
+	} {
+		t.Run(tc.executor, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			fakeAgents(t, e, tc.cli)
+			script := e.write("writer.workflow.js", writerWorkflow)
+			written := filepath.Join(e.dir, fakemodel.WriteFile)
+			args := fmt.Sprintf(`{"marker":%q}`, fakemodel.Marker(fakemodel.Write))
+
+			o := parseOutcome(t, e.dwOK("run", script, "--json", "--executor", tc.executor, "--args", args))
+			got, err := os.ReadFile(written)
+			if err != nil || string(got) != fakemodel.WriteContent {
+				t.Fatalf("after a default-policy run, %s holds %q (%v), want %q", written, got, err, fakemodel.WriteContent)
+			}
+			if c := e.showAgents(o.RunID).Calls[0]; c.Permissions != "workspace-write" {
+				t.Errorf("show records permissions %q, want workspace-write", c.Permissions)
+			}
+
+			if err := os.Remove(written); err != nil {
+				t.Fatal(err)
+			}
+			o = parseOutcome(t, e.dwOK("run", script, "--json", "--executor", tc.executor, "--args", args, "--permissions", "read-only"))
+			if _, err := os.Stat(written); !os.IsNotExist(err) {
+				t.Fatalf("a read-only agent wrote %s", written)
+			}
+			c := e.showAgents(o.RunID).Calls[0]
+			if c.Permissions != "read-only" {
+				t.Errorf("show records permissions %q, want read-only", c.Permissions)
+			}
+			refusal := false
+			for _, h := range c.History {
+				refusal = refusal || h.Kind == "tool_result" && h.IsError ||
+					h.Kind == "message" && h.Role == "assistant" && strings.Contains(h.Text, "read-only")
+			}
+			if !refusal {
+				t.Errorf("the read-only call's history does not show the refusal: %+v", c.History)
+			}
+		})
+	}
+}
+
+// fanOutN is a workflow of args.n agent calls that counts the answers.
+const fanOutN = `export const meta = { name: 'fan', description: 'args.n agents' }
+const out = await parallel(Array.from({ length: args.n }, (_, i) => () => agent('task ' + i)))
+return out.filter(a => a !== null).length
+`
+
+// TestUnavailableExecutorPausesTheRun is Must-show 2, on one 200-agent
+// run of the real codex, which meets both causes in turn. First its binary
+// is missing: no agent is launched, the run pauses with exit 2 and a
+// message naming the executor, the cause and the fix. Once the binary is
+// there, resume goes on until the model starts answering 401 in the
+// middle: the run pauses within 2 seconds of the first 401, having
+// launched no more than the concurrency limit of agents after it, again
+// with exit 2 and the fix. Once the key is accepted again, resume
+// completes the run with every finished call replayed.
+func TestUnavailableExecutorPausesTheRun(t *testing.T) {
+	e := newEnv(t)
+	srv := fakeAgents(t, e, clitest.Codex)
+	good, _ := os.ReadFile(filepath.Join(e.dir, ".dynworkflow", "executors.json"))
+	var conf map[string]map[string]map[string]any
+	if err := json.Unmarshal(good, &conf); err != nil {
+		t.Fatal(err)
+	}
+	conf["executors"]["codex"]["binary"] = filepath.Join(t.TempDir(), "codex-is-not-here")
+	e.writeConfig(conf)
+	if native := nativeCodex(); native != "" {
+		// The same Codex without its Node launcher: half the CPU a call, and
+		// this test runs two hundred of them.
+		conf["executors"]["codex"]["binary"] = native
+		good, _ = json.Marshal(conf)
+		conf["executors"]["codex"]["binary"] = filepath.Join(t.TempDir(), "codex-is-not-here")
+	}
+	script := e.write("fan.workflow.js", fanOutN)
+	const concurrency = 8
+
+	// 1. The binary is missing.
+	r := e.dw("run", script, "--json", "--executor", "codex", "--concurrency", fmt.Sprint(concurrency), "--args", `{"n":200}`)
+	expectCode(t, r, 2)
+	o := parseOutcome(t, r)
+	id, journal := o.RunID, e.journalPath(o.RunID)
+	for _, want := range []string{"executor codex is unavailable", "codex-is-not-here not found", "Fix: install Codex"} {
+		if !strings.Contains(o.PauseReason, want) {
+			t.Errorf("pause reason %q lacks %q", o.PauseReason, want)
+		}
+	}
+	recs, _ := readJournal(t, journal)
+	if started := len(startedAfter(recs, 0)); started > concurrency {
+		t.Errorf("%d calls were started, want at most the concurrency, %d", started, concurrency)
+	}
+	if len(srv.Requests()) != 0 || o.Stats.Failed != 0 {
+		t.Errorf("with no binary, %d requests reached the model and %d calls failed; want none", len(srv.Requests()), o.Stats.Failed)
+	}
+
+	// 2. The binary is back; the model starts refusing the key mid-run.
+	e.write(".dynworkflow/executors.json", string(good))
+	p := e.start("resume", id, "--json")
+	p.waitFinished(journal, 16)
+	srv.Force(fakemodel.Err401)
+	r = p.wait()
+	expectCode(t, r, 2)
+	o = parseOutcome(t, r)
+	for _, want := range []string{"executor codex is unavailable", "401", "Fix: log in with `codex login`"} {
+		if !strings.Contains(o.PauseReason, want) {
+			t.Errorf("pause reason %q lacks %q", o.PauseReason, want)
+		}
+	}
+	reqs := srv.Requests()
+	first := -1
+	for i, q := range reqs {
+		if q.Scenario == fakemodel.Err401 {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		t.Fatal("the server answered no 401")
+	}
+	if after := len(reqs) - first; after > concurrency {
+		t.Errorf("%d agents reached the model from the first 401 on, want at most the concurrency, %d", after, concurrency)
+	}
+	pause := endTime(t, journal).Sub(reqs[first].Time)
+	t.Logf("paused %v after the first 401 (%d of 200 calls had finished)", pause.Round(time.Millisecond), o.Stats.Live)
+	if pause > 2*time.Second {
+		t.Errorf("the run paused %v after the first 401, want within 2s", pause)
+	}
+	recs, _ = readJournal(t, journal)
+	finished := finishedAgents(recs)
+
+	// 3. The key is accepted again.
+	srv.Force("")
+	r = e.dwSlow("resume", id, "--json", "--concurrency", "16")
+	expectCode(t, r, 0)
+	resumed := parseOutcome(t, r)
+	if string(resumed.Result) != "200" || resumed.Stats.Replayed != len(finished) {
+		t.Fatalf("resume: result %s, %d replayed; want 200 answers and the %d finished calls replayed:\n%s",
+			resumed.Result, resumed.Stats.Replayed, len(finished), r)
+	}
+	noReRun(t, journal, finished)
+}
+
+// TestUnavailableExecutorText: a run paused for an unavailable executor
+// says why and how to go on in its text output too.
+func TestUnavailableExecutorText(t *testing.T) {
+	e := newEnv(t)
+	e.writeConfig(map[string]any{"executors": map[string]any{"codex": map[string]any{"binary": filepath.Join(t.TempDir(), "no-codex")}}})
+	r := e.dw("run", e.write("fan.workflow.js", fanOutN), "--executor", "codex", "--args", `{"n":3}`)
+	expectCode(t, r, 2)
+	for _, want := range []string{"executor codex is unavailable", "no-codex not found", "Fix: install Codex", "resume with: dynworkflow resume"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the text output lacks %q:\n%s", want, r)
+		}
+	}
+}
+
+// nativeCodex is the native codex binary that the npm package's launcher
+// (a Node script) runs, or "" when it cannot be found beside it.
+func nativeCodex() string {
+	launcher, err := exec.LookPath("codex")
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(launcher); err == nil {
+		launcher = real
+	}
+	// node_modules/@openai/codex/bin/codex.js -> node_modules/@openai/codex-*/vendor/*/bin/codex
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(launcher), "..", "..", "codex-*", "vendor", "*", "bin", "codex"))
+	if len(matches) == 0 {
+		return ""
+	}
+	return matches[0]
+}
+
+// dwSlow runs the binary for a command that runs a couple of hundred real
+// agent CLIs: a few CPU-seconds each on a shared machine.
+func (e *env) dwSlow(args ...string) result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := e.command(ctx, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r, err := resultOf(args, cmd, err, stdout.String(), stderr.String())
+	if err != nil || ctx.Err() != nil {
+		e.t.Fatalf("dynworkflow %s: %v, %v:\n%s", strings.Join(args, " "), err, ctx.Err(), r)
+	}
+	e.checkRace(r)
+	return r
+}
+
+// endTime is when the journal's last end record was written.
+func endTime(t *testing.T, path string) time.Time {
+	t.Helper()
+	var ended time.Time
+	for _, line := range bytes.Split(mustRead(t, path), []byte("\n")) {
+		var rec struct {
+			Type string `json:"type"`
+			Time int64  `json:"t"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Type == "end" {
+			ended = time.UnixMilli(rec.Time)
+		}
+	}
+	if ended.IsZero() {
+		t.Fatalf("%s has no end record", path)
+	}
+	return ended
+}
+
+// TestServeOptionsAreDefaults is Must-show 3: the options serve was
+// given are the defaults of the runs it starts, forwarded or from the
+// API, and the API takes the seed's documented start body.
+func TestServeOptionsAreDefaults(t *testing.T) {
+	e := newEnv(t)
+	fakeAgents(t, e, clitest.Codex)
+	script := e.write("quick.workflow.js", quickWorkflow)
+	s := e.serve("--executor", "codex", "--concurrency", "4")
+	defer func() { s.signal(os.Interrupt); s.wait() }()
+
+	forwarded := strings.TrimSpace(e.dwOK("run", script).stdout)
+	s.waitRun(forwarded, "completed")
+	d := e.showAgents(forwarded)
+	if d.Options.Executor != "codex" || d.Options.Concurrency != 4 || d.Calls[0].Executor != "codex" {
+		t.Errorf("a forwarded run got executor %q (calls on %q), concurrency %d; want serve's codex and 4",
+			d.Options.Executor, d.Calls[0].Executor, d.Options.Concurrency)
+	}
+
+	post := func(body string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, s.desc.URL+"/api/runs", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.desc.Token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var started struct {
+			RunID string `json:"runId"`
+		}
+		if resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &started) != nil {
+			t.Fatalf("POST /api/runs %s: %d %s", body, resp.StatusCode, b)
+		}
+		s.waitRun(started.RunID, "completed")
+		return started.RunID
+	}
+	text, _ := json.Marshal(quickWorkflow)
+	seed := post(`{"script": ` + string(text) + `, "args": {"scope": "src"}, "options": {"defaultExecutor": "codex", "concurrency": 8, "agentRetries": 1}}`)
+	d = e.showAgents(seed)
+	if d.Options.Executor != "codex" || d.Options.Concurrency != 8 || d.Options.AgentRetries != 1 {
+		t.Errorf("the seed's start body gave %+v, want codex, concurrency 8, agentRetries 1", d.Options)
+	}
+	bare := post(`{"path": ` + fmt.Sprintf("%q", script) + `}`)
+	d = e.showAgents(bare)
+	if d.Options.Executor != "codex" || d.Options.Concurrency != 4 || d.Calls[0].Executor != "codex" {
+		t.Errorf("a start body without options gave %+v, want serve's codex and 4", d.Options)
+	}
+}
+
+// echoWorkflow answers with what the command executor was given.
+const echoWorkflow = `export const meta = { name: 'echo', description: 'shows the settings a call ran with' }
+return await agent('hi', args.opts)
+`
+
+// TestConfigurationPrecedence is Must-show 4, through the binary: each
+// layer overrides the next — the call's option over the run's flag over
+// the project file over the user file over the built-in — for the
+// executor, the model and the permissions. A command executor echoes what
+// it was given, so the answer is what reached the agent.
+func TestConfigurationPrecedence(t *testing.T) {
+	template := `sh -c 'echo "$0 $1 $2"' {model} {permissions} ` // the third word names the executor
+	commands := map[string]string{"one": template + "one", "two": template + "two", "three": template + "three", "four": template + "four"}
+	user := map[string]any{"defaultExecutor": "one", "commands": commands,
+		"executors": map[string]any{"one": map[string]any{"model": "user-model", "permissions": "read-only"},
+			"two": map[string]any{"model": "user-model", "permissions": "read-only"}}}
+	project := map[string]any{"defaultExecutor": "two",
+		"executors": map[string]any{"two": map[string]any{"model": "project-model", "permissions": "full-access"},
+			"three": map[string]any{"model": "project-model", "permissions": "full-access"}}}
+	tests := []struct {
+		name          string
+		user, project map[string]any
+		flags         []string
+		call          string
+		want          string
+		source        string
+	}{
+		{name: "built-in", user: map[string]any{"commands": commands}, want: "", source: "default"},
+		{name: "user file", user: user, want: "user-model read-only one", source: "user config"},
+		{name: "project file over user file", user: user, project: project, want: "project-model full-access two", source: "project config"},
+		{name: "run flags over files", user: user, project: project, flags: []string{"--executor", "three", "--model", "flag-model", "--permissions", "read-only"},
+			want: "flag-model read-only three", source: "flag"},
+		{name: "call options over flags", user: user, project: project, flags: []string{"--executor", "three", "--model", "flag-model", "--permissions", "read-only"},
+			call: `{"executor": "four", "model": "call-model", "permissions": "workspace-write"}`, want: "call-model workspace-write four", source: "flag"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			if tc.user != nil {
+				b, _ := json.Marshal(tc.user)
+				if err := os.MkdirAll(filepath.Join(e.config, "dynworkflow"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(e.config, "dynworkflow", "executors.json"), b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.project != nil {
+				e.writeConfig(tc.project)
+			}
+			call := tc.call
+			if call == "" {
+				call = "{}"
+			}
+			script := e.write("echo.workflow.js", echoWorkflow)
+			o := parseAgentOutcome(t, e.dwOK(append([]string{"run", script, "--json", "--args", `{"opts":` + call + `}`}, tc.flags...)...))
+			var got string
+			if err := json.Unmarshal(o.Result, &got); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				// Nothing configured: the simulated executor answered.
+				if !strings.HasPrefix(got, "simulated answer") || !o.SimulatedAnswers {
+					t.Fatalf("answer %q (simulated answers %v), want the simulated executor's", got, o.SimulatedAnswers)
+				}
+				return
+			}
+			if got != tc.want {
+				t.Fatalf("the agent got %q, want %q", got, tc.want)
+			}
+			d := e.showAgents(o.RunID)
+			c := d.Calls[0]
+			if rec := c.Model + " " + c.Permissions + " " + c.Executor; rec != tc.want {
+				t.Errorf("show records %q, want %q", rec, tc.want)
+			}
+			if d.Options.ExecutorSource != tc.source {
+				t.Errorf("the run's executor came from %q, want %q", d.Options.ExecutorSource, tc.source)
+			}
+		})
+	}
+}
+
+// TestFailureSummary is Must-show 5: a run with failed calls ends with the
+// failures grouped by cause (count, first call path, message), in text
+// and in --json.
+func TestFailureSummary(t *testing.T) {
+	e := newEnv(t)
+	script := e.write("mixed.workflow.js", `export const meta = { name: 'mixed', description: 'some calls fail' }
+const out = await parallel(Array.from({ length: 9 }, (_, i) => () =>
+  agent(i % 3 === 0 ? '[simulate:fail] broken ' : i % 3 === 1 ? 'fine ' + i : '[simulate:transient] flaky', { retries: 0 })))
+return out.filter(x => x !== null).length`)
+	r := e.dwOK("run", script, "--executor", "simulate")
+	for _, want := range []string{"6 calls failed, by cause", "3× terminal", "first /par.0/0/agent.0", "3× transient", "first /par.0/2/agent.0", "[simulate:fail]"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the end of the run lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	o := parseAgentOutcome(t, e.dwOK("run", script, "--executor", "simulate", "--json"))
+	if len(o.Failures) != 2 || o.Failures[0].Count != 3 || o.Failures[1].Count != 3 || o.Failures[0].FirstPath != "/par.0/0/agent.0" {
+		t.Fatalf("--json failures %+v, want two causes of 3 calls, the first at /par.0/0/agent.0", o.Failures)
+	}
+	if d := e.showAgents(o.RunID); len(d.Failures) != 2 {
+		t.Errorf("show --json failures %+v, want the same two causes", d.Failures)
+	}
+	if r := e.dwOK("show", o.RunID); !strings.Contains(r.stdout, "6 calls failed, by cause") {
+		t.Errorf("show does not summarize the failures:\n%s", r.stdout)
+	}
+}
+
+// TestSimulatedAnswersAreMarked: a run that nobody pointed at an executor
+// says, live and in show, that its answers are simulated; one that asked
+// for the simulator by name does not.
+func TestSimulatedAnswersAreMarked(t *testing.T) {
+	e := newEnv(t)
+	script := e.write("quick.workflow.js", quickWorkflow)
+	r := e.dwOK("run", script)
+	if !strings.Contains(r.stderr, "simulated answers: no executor was chosen") || !strings.Contains(r.stderr, "· simulated answers") {
+		t.Errorf("a run on the simulator by default does not say so:\n%s", r.stderr)
+	}
+	o := parseAgentOutcome(t, e.dwOK("run", script, "--json"))
+	if !o.SimulatedAnswers {
+		t.Error("--json does not carry simulatedAnswers")
+	}
+	if r := e.dwOK("show", o.RunID); !strings.Contains(r.stdout, "simulated answers") {
+		t.Errorf("show does not say the answers are simulated:\n%s", r.stdout)
+	}
+	r = e.dwOK("run", script, "--executor", "simulate")
+	if strings.Contains(r.stderr, "simulated answers") {
+		t.Errorf("a run that asked for the simulator is marked anyway:\n%s", r.stderr)
+	}
+}
+
+// TestResumeFindsCommandExecutor: a run that used --command-executor
+// resumes without being given it again: the journal has its definition.
+func TestResumeFindsCommandExecutor(t *testing.T) {
+	e := newEnv(t)
+	script := e.write("c.workflow.js", `export const meta = { name: 'c', description: 'a command executor' }
+const a = await agent('first')
+const b = await agent('second [simulate:ratelimit]', { executor: 'simulate' })
+return [a, b]`)
+	r := e.dw("run", script, "--json", "--command-executor", `fake=sh -c 'echo "answer from fake"'`, "--executor", "fake")
+	expectCode(t, r, 2)
+	o := parseOutcome(t, r)
+	d := e.showAgents(o.RunID)
+	found := false
+	for _, x := range d.Executors {
+		found = found || x.Name == "fake" && x.Kind == "command" && strings.Join(x.Command, " ") == `sh -c echo "answer from fake"`
+	}
+	if !found {
+		t.Fatalf("the journal does not define the command executor: %+v", d.Executors)
+	}
+	// Resume with the rate-limited call edited out; no --command-executor.
+	edited := e.write("c2.workflow.js", strings.Replace(string(mustRead(t, script)), "second [simulate:ratelimit]", "second", 1))
+	r = e.dw("resume", o.RunID, "--json", "--script", edited)
+	expectCode(t, r, 0)
+	if o := parseOutcome(t, r); o.Stats.Replayed != 1 || !strings.Contains(string(o.Result), "answer from fake") {
+		t.Fatalf("resume without --command-executor: %s", r)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDoctorReportsConfiguration: doctor prints each executor's effective
+// values with their sources, and exits 1 with the fix when an executor the
+// configuration uses is unusable; executors nobody uses do not fail it.
+func TestDoctorReportsConfiguration(t *testing.T) {
+	e := newEnv(t)
+	r := e.dw("doctor", "--json")
+	var rep struct {
+		OK     bool `json:"ok"`
+		Checks []struct {
+			Name   string `json:"name"`
+			OK     bool   `json:"ok"`
+			Detail string `json:"detail"`
+			Fix    string `json:"fix"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || !rep.OK {
+		t.Fatalf("doctor with nothing configured: %v\n%s", err, r)
+	}
+	e.writeConfig(map[string]any{"defaultExecutor": "codex",
+		"executors": map[string]any{"codex": map[string]any{"binary": "/nonexistent/codex", "model": "gpt-x", "permissions": "read-only"}}})
+	r = e.dw("doctor")
+	expectCode(t, r, 1)
+	for _, want := range []string{"default executor     codex (project file)", "--  executor codex", "/nonexistent/codex not found",
+		"model        gpt-x (project file)", "permissions  read-only (project file)", "install Codex"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("doctor's report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	e.write(".dynworkflow/executors.json", "{\n  \"executors\": {\"codex\": {\"modle\": \"x\"}}\n}\n")
+	r = e.dw("doctor")
+	expectCode(t, r, 1)
+	if !strings.Contains(r.stdout, ".dynworkflow/executors.json:2:") || !strings.Contains(r.stdout, `unknown field "modle"`) {
+		t.Errorf("doctor does not name the bad line:\n%s", r.stdout)
+	}
+	r = e.dw("run", e.write("q.workflow.js", quickWorkflow))
+	expectCode(t, r, 1)
+	if !bytes.Contains([]byte(r.stderr), []byte(".dynworkflow/executors.json:2:")) {
+		t.Errorf("run does not name the bad line:\n%s", r)
+	}
+	if r := e.dw("list"); r.code != 0 || !strings.Contains(r.stderr, "warning") {
+		t.Errorf("list must still work, with a warning, when the executor configuration is broken:\n%s", r)
+	}
+}

@@ -1,0 +1,313 @@
+package main_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// wideScript makes 200 agent calls in two phases, logs before its first
+// agent, and sets its second phase from every branch (the header must
+// still show once).
+const wideScript = `export const meta = { name: 'wide', description: 'two hundred agents', phases: ['Fan out', 'Check'] }
+log('a log line before the first agent')
+phase('Fan out to every module of the repository, then check what each one says')
+const out = await parallel(Array.from({ length: 150 }, (_, i) => () => agent('fan out item ' + i)))
+log('fan-out finished: ' + out.filter(Boolean).length)
+const checks = await parallel(Array.from({ length: 50 }, (_, i) => async () => {
+  phase('Check')
+  return await agent('check item ' + i)
+}))
+log('LAST: ' + checks.length)
+return 'ok'
+`
+
+// sgrCode matches a colour code.
+var sgrCode = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// barLine matches the live region's bar: "[███░░] 12/200 calls".
+var barLine = regexp.MustCompile(`\] \d+/\d+ calls`)
+
+// TestLiveProgressOnATerminal runs a 200-agent workflow under watch mode
+// on a real pseudo-terminal at 60, 80 and 200 columns, replays what the
+// CLI wrote in a terminal emulator, and checks the screen and scrollback
+// a user would see: no line wider than the terminal, the live region
+// redrawn in place (never left behind in the scrollback), and the phase
+// headers, log lines (the one before the first agent too) and the
+// watch-mode reload printed once each above it.
+func TestLiveProgressOnATerminal(t *testing.T) {
+	t.Parallel()
+	for _, width := range []int{60, 80, 200} {
+		t.Run(fmt.Sprintf("%d columns", width), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			script := e.write("wide.workflow.js", wideScript)
+			noColor := width == 80
+			p := e.startPTY(width, 30, noColor, "run", "wide.workflow.js", "--watch",
+				"--simulate-latency", "20ms..60ms", "--concurrency", "8")
+
+			// While the first execution runs, the region is at the
+			// bottom of the screen, once.
+			p.waitOutput(t, barLine)
+			mid := newVT(width, 30)
+			mid.feed(p.out.Bytes())
+			if n := countMatching(mid.lines(), barLine); n != 1 {
+				t.Errorf("mid-run, the bar shows %d times; want once (a region redrawn in place):\n%s", n, strings.Join(mid.lines(), "\n"))
+			}
+
+			p.waitOutput(t, regexp.MustCompile(`watching 1 file;`))
+			if err := os.WriteFile(script, []byte(strings.Replace(wideScript, "'LAST: '", "'LAST after the edit: '", 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p.waitOutput(t, regexp.MustCompile(`reload 1: \d+ calls replayed`))
+			p.interrupt(t)
+
+			term := newVT(width, 30)
+			raw := p.out.Bytes()
+			term.feed(raw)
+			lines := term.lines()
+			transcript := strings.Join(lines, "\n")
+			if len(term.wraps) > 0 {
+				t.Errorf("%d lines were wider than the %d-column terminal, first: %q\n%s", len(term.wraps), width, term.wraps[0], transcript)
+			}
+			if n := countMatching(lines, barLine); n != 0 {
+				t.Errorf("the live region was left behind %d times in the scrollback:\n%s", n, transcript)
+			}
+			// Each execution prints its headers and log lines once;
+			// the edit changed only the last log line.
+			for _, want := range []struct {
+				line string
+				n    int
+			}{
+				{"a log line before the first agent", 2},
+				{fanOutHeader(width), 2},
+				{"── Check", 2},
+				{"fan-out finished: 150", 2},
+				{"LAST: 50", 1},
+				{"LAST after the edit: 50", 1},
+			} {
+				if got := countEqual(lines, want.line); got != want.n {
+					t.Errorf("%q shows %d times, want %d:\n%s", want.line, got, want.n, transcript)
+				}
+			}
+			if n := countMatching(lines, regexp.MustCompile(`» wide\.workflow\.js changed: reload 1$`)); n != 1 {
+				t.Errorf("the reload notice shows %d times, want once:\n%s", n, transcript)
+			}
+			assertOrder(t, lines, "a log line before the first agent", "── Fan out to every", "fan-out finished: 150", "── Check", "LAST: 50",
+				"wide.workflow.js changed: reload 1", "LAST after the edit: 50")
+			if noColor && sgrCode.Match(raw) {
+				t.Errorf("NO_COLOR is set, yet the output has colour codes")
+			}
+			if !noColor && !sgrCode.Match(raw) {
+				t.Errorf("a terminal without NO_COLOR should get colour")
+			}
+		})
+	}
+}
+
+// TestProgressNotOnATerminal checks what a log file gets: the log lines
+// and plain progress lines now and then, no escape sequence at all, and
+// warnings that repeat rolled up into one line with a count.
+func TestProgressNotOnATerminal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("wide.workflow.js", wideScript)
+	r := e.dw("run", "wide.workflow.js", "--simulate-latency", "40ms..80ms", "--concurrency", "4")
+	expectCode(t, r, 0)
+	if strings.ContainsRune(r.stderr, 0x1b) {
+		t.Errorf("stderr is not a terminal, yet it got escape sequences:\n%q", r.stderr)
+	}
+	lines := strings.Split(r.stderr, "\n")
+	if countMatching(lines, regexp.MustCompile(`^\[[0-9.]+m?s\] wide-\S+ · .*\d+/\d+ calls done · \d+ running`)) == 0 {
+		t.Errorf("a 3-second run printed no plain progress line:\n%s", r.stderr)
+	}
+	for _, l := range []string{"a log line before the first agent", fanOutHeader(0), "── Check", "LAST: 50"} {
+		if n := countEqual(lines, l); n != 1 {
+			t.Errorf("%q shows %d times, want once:\n%s", l, n, r.stderr)
+		}
+	}
+
+	// With a small budget, each of the ~190 branches that find it spent
+	// becomes null with a warning: one line and a count, not 190 lines.
+	r = e.dw("run", "wide.workflow.js", "--token-budget", "500")
+	expectCode(t, r, 0)
+	lines = strings.Split(r.stderr, "\n")
+	nulls := regexp.MustCompile(`^warn: branch /par\.\d+/\d+ became null: .*token budget is spent`)
+	if n := countMatching(lines, nulls); n != 1 {
+		t.Errorf("the null branches got %d warning lines, want one:\n%s", n, r.stderr)
+	}
+	rolled := regexp.MustCompile(`^⚠ (\d+)× warn: branch /par\.\d+/\d+ became null`)
+	var count int
+	for _, l := range lines {
+		if m := rolled.FindStringSubmatch(l); m != nil {
+			fmt.Sscan(m[1], &count)
+		}
+	}
+	if count < 100 {
+		t.Errorf("want a roll-up line counting the 100+ null branches:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "every warning, in full: dynworkflow show wide-") {
+		t.Errorf("the roll-up should say where the warnings are in full:\n%s", r.stderr)
+	}
+}
+
+// fanOutHeader is the header of the first phase, as a terminal of width
+// columns shows it: cut, with a column to spare (0: not cut).
+func fanOutHeader(width int) string {
+	h := "── Fan out to every module of the repository, then check what each one says"
+	if r := []rune(h); width > 0 && len(r) > width-1 {
+		return string(r[:width-2]) + "…"
+	}
+	return h
+}
+
+func countMatching(lines []string, re *regexp.Regexp) int {
+	n := 0
+	for _, l := range lines {
+		if re.MatchString(l) {
+			n++
+		}
+	}
+	return n
+}
+
+func countEqual(lines []string, want string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.TrimSpace(l) == want {
+			n++
+		}
+	}
+	return n
+}
+
+// assertOrder checks that lines holds each of want, in that order.
+func assertOrder(t *testing.T, lines []string, want ...string) {
+	t.Helper()
+	i := 0
+	for _, l := range lines {
+		if i < len(want) && strings.Contains(l, want[i]) {
+			i++
+		}
+	}
+	if i < len(want) {
+		t.Errorf("%q is missing or out of order:\n%s", want[i], strings.Join(lines, "\n"))
+	}
+}
+
+// startPTY starts the binary with a pseudo-terminal of cols×rows as its
+// standard streams.
+func (e *env) startPTY(cols, rows int, noColor bool, args ...string) *ptyRun {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	cmd := e.command(ctx, args...)
+	cmd.Env = append(cmd.Env, "TERM=xterm-256color")
+	if noColor {
+		cmd.Env = append(cmd.Env, "NO_COLOR=1")
+	} else {
+		var env []string
+		for _, kv := range cmd.Env {
+			if !strings.HasPrefix(kv, "NO_COLOR=") {
+				env = append(env, kv)
+			}
+		}
+		cmd.Env = env
+	}
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		cancel()
+		e.t.Fatalf("start dynworkflow %s on a pty: %v", strings.Join(args, " "), err)
+	}
+	p := &ptyRun{e: e, args: args, out: newWatchBuffer(), exited: make(chan struct{})}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := f.Read(buf)
+			if n > 0 {
+				_, _ = p.out.Write(buf[:n])
+			}
+			if err != nil {
+				return // EIO once the child is gone
+			}
+		}
+	}()
+	go func() {
+		defer cancel()
+		p.err = cmd.Wait()
+		<-read
+		f.Close()
+		close(p.exited)
+	}()
+	e.t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	p.signal = func(s os.Signal) error { return cmd.Process.Signal(s) }
+	return p
+}
+
+// ptyRun is the binary running on a pseudo-terminal.
+type ptyRun struct {
+	e      *env
+	args   []string
+	out    *watchBuffer
+	exited chan struct{}
+	err    error
+	signal func(os.Signal) error
+}
+
+// waitOutput waits until the output matches re.
+func (p *ptyRun) waitOutput(t *testing.T, re *regexp.Regexp) {
+	t.Helper()
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	for {
+		p.out.mu.Lock()
+		found := re.Match(sgrCode.ReplaceAll(p.out.buf.Bytes(), nil))
+		changed := p.out.changed
+		p.out.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-changed:
+		case <-p.exited:
+			if !re.Match(sgrCode.ReplaceAll(p.out.Bytes(), nil)) {
+				t.Fatalf("dynworkflow %s exited (%v) before printing %q:\n%s", strings.Join(p.args, " "), p.err, re, p.out.String())
+			}
+			return
+		case <-deadline.C:
+			t.Fatalf("no %q within %v; output so far:\n%q", re, waitTimeout, p.out.String())
+		}
+	}
+}
+
+// interrupt sends Ctrl-C and waits for the process to exit.
+func (p *ptyRun) interrupt(t *testing.T) {
+	t.Helper()
+	if err := p.signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(waitTimeout):
+		t.Fatalf("dynworkflow %s did not exit after Ctrl-C", strings.Join(p.args, " "))
+	}
+	if strings.Contains(p.out.String(), "WARNING: DATA RACE") {
+		t.Errorf("the binary reported a data race:\n%s", p.out.String())
+	}
+}

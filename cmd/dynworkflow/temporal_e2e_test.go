@@ -1,0 +1,392 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
+)
+
+// The end-to-end tests of --backend temporal run the real binary against a
+// real Temporal server (the dev server of internal/temporaldev), with the
+// workers as separate `dynworkflow worker` processes. The binary is the
+// default build, without the Temporal SDK; every command of these tests that
+// involves Temporal goes through it to its companion, dynworkflow-temporal
+// (the build with -tags temporal), built next to it on first use.
+
+// temporalDev is the package's Temporal server, started on first use.
+var temporalDev temporaltest.Shared
+
+// companion builds dynworkflow-temporal next to the binary under test, once.
+var companion = sync.OnceValues(func() (string, error) {
+	path := filepath.Join(filepath.Dir(binPath), "dynworkflow-temporal")
+	return path, buildBinary(path, "temporal")
+})
+
+var taskQueues atomic.Int64
+
+// temporalEnv is a project whose runs go to Temporal, on a task queue of
+// its own.
+type temporalEnv struct {
+	*env
+	address, namespace, queue string
+}
+
+func newTemporalEnv(t *testing.T) *temporalEnv {
+	t.Helper()
+	srv := temporalDev.Get(t)
+	if _, err := companion(); err != nil {
+		t.Fatal(err)
+	}
+	return &temporalEnv{env: newEnv(t), address: srv.Address, namespace: srv.Namespace,
+		queue: fmt.Sprintf("e2e-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), taskQueues.Add(1))}
+}
+
+// flags are the flags that point a command at the test's Temporal.
+func (e *temporalEnv) flags() []string {
+	return []string{"--temporal-address", e.address, "--temporal-namespace", e.namespace, "--task-queue", e.queue}
+}
+
+// runFlags are flags for a run on the test's Temporal.
+func (e *temporalEnv) runFlags(extra ...string) []string {
+	return append(append([]string{"--backend", "temporal", "--heartbeat-timeout", "3s"}, e.flags()...), extra...)
+}
+
+// worker is a `dynworkflow worker` process.
+type worker struct {
+	p *proc
+}
+
+// startWorker starts a worker process on the test's task queue; the
+// test's cleanup stops it.
+func (e *temporalEnv) startWorker(extra ...string) *worker {
+	e.t.Helper()
+	args := append(append([]string{"worker"}, e.flags()...), extra...)
+	cmd := e.command(context.Background(), args...)
+	p := &proc{e: e.env, args: args, cmd: cmd, stdout: newWatchBuffer(), stderr: newWatchBuffer(), exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() {
+		err := cmd.Wait()
+		p.res, _ = resultOf(args, cmd, err, p.stdout.String(), p.stderr.String())
+		close(p.exited)
+	}()
+	e.t.Cleanup(func() {
+		if p.alive() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-p.exited:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				<-p.exited
+			}
+		}
+		e.checkRace(p.res)
+	})
+	p.waitStderr("polling task queue")
+	return &worker{p: p}
+}
+
+// TestTemporalExamples runs the four examples in both languages on
+// --backend temporal with two worker processes and the simulate executor,
+// and gets what local runs get: results, agent counts, and in show the
+// same calls with the same prompts and answers.
+func TestTemporalExamples(t *testing.T) {
+	e := newTemporalEnv(t)
+	e.startWorker()
+	e.startWorker()
+	files, err := filepath.Glob("../../examples/*.workflow.*")
+	if err != nil || len(files) != 8 {
+		t.Fatalf("want the 4 examples in 2 languages, found %v (%v)", files, err)
+	}
+	for _, f := range files {
+		abs, _ := filepath.Abs(f)
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			local := e.runCompleted(abs)
+			remote := e.runCompleted(abs, e.runFlags()...)
+			sameJSON(t, "the result on Temporal", remote.Result, local.Result)
+			if remote.Stats.Agents != local.Stats.Agents || remote.Stats.Live != local.Stats.Live {
+				t.Errorf("on Temporal %+v, locally %+v", remote.Stats, local.Stats)
+			}
+			if s := e.listed(remote.RunID); s.Status != "completed" || s.Stats.Agents != local.Stats.Agents {
+				t.Errorf("list shows the Temporal run as %+v", s)
+			}
+			if last := e.show("last"); last.Summary.RunID != remote.RunID {
+				t.Errorf("show last is %s, not the newest run %s", last.Summary.RunID, remote.RunID)
+			}
+			ld, rd := e.show(local.RunID), e.show(remote.RunID[:len(remote.RunID)-2])
+			if g, w := callsOf(rd), callsOf(ld); g != w {
+				t.Errorf("show on Temporal:\n%s\nlocally:\n%s", g, w)
+			}
+			sameJSON(t, "show's result", rd.Result, ld.Result)
+		})
+	}
+}
+
+// callsOf lists show's calls as path, kind, status, prompt and answer.
+func callsOf(d detail) string {
+	var b strings.Builder
+	for _, c := range d.Calls {
+		fmt.Fprintf(&b, "%s %s %s %q %s\n", c.Path, c.Kind, c.Status, c.Prompt, c.Result)
+	}
+	return b.String()
+}
+
+// TestTemporalWorkerKilled runs 200 agents on two workers and SIGKILLs one
+// of them mid-run: the run completes on the other, and no agent that had
+// finished before the kill runs again, as the executor's own log shows.
+func TestTemporalWorkerKilled(t *testing.T) {
+	e := newTemporalEnv(t)
+	log := filepath.Join(e.dir, "agents.log")
+	agent := e.write("agent.sh", fmt.Sprintf(`#!/bin/sh
+read -r prompt
+echo "start $prompt $PPID" >> %q
+sleep 1
+echo "answer to $prompt"
+`, log))
+	if err := os.Chmod(agent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := e.write("many.workflow.js", `export const meta = { name: 'many', description: '200 agents' }
+const items = Array.from({ length: 200 }, (_, i) => 'item-' + i)
+const out = await parallel(items.map(it => () => agent(it, { executor: 'sh' })))
+return out.filter(x => x && x.startsWith('answer to ')).length
+`)
+	shFlag := "--command-executor=sh=" + agent
+	doomed := e.startWorker(shFlag)
+	e.startWorker(shFlag)
+	run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "40")...)...)
+	waitUntil(t, "60 agents to have started", func() bool { return countLines(log) >= 60 })
+	doomed.p.signal(syscall.SIGKILL)
+	killedAt := time.Now()
+	<-doomed.p.exited
+
+	r := run.wait()
+	expectCode(t, r, 0)
+	o := parseOutcome(t, r)
+	if string(o.Result) != "200" || o.Stats.Agents != 200 || o.Stats.Failed != 0 {
+		t.Fatalf("after losing a worker: %s", r)
+	}
+	starts := map[string]int{}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		starts[f[1]]++
+	}
+	var d struct {
+		Calls []struct {
+			Path    string    `json:"path"`
+			Prompt  string    `json:"prompt"`
+			EndedAt time.Time `json:"endedAt"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(e.dwOK("show", o.RunID, "--json").stdout), &d); err != nil || len(d.Calls) != 200 {
+		t.Fatalf("show --json: %d calls, %v", len(d.Calls), err)
+	}
+	var before, rerun int
+	for _, c := range d.Calls {
+		if c.EndedAt.Before(killedAt) {
+			before++
+			if n := starts[c.Prompt]; n != 1 {
+				t.Errorf("%s (%s) finished before the kill and started %d times", c.Path, c.Prompt, n)
+			}
+		} else if starts[c.Prompt] > 1 {
+			rerun++
+		}
+	}
+	if before == 0 || before == 200 {
+		t.Fatalf("%d agents finished before the kill; the kill came too early or too late", before)
+	}
+	t.Logf("%d agents finished before the kill and ran once; %d in flight on the killed worker ran again", before, rerun)
+}
+
+// countLines counts the lines of a file that may not exist yet.
+func countLines(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// slowFanOut is a script of n agents of 300ms each.
+const slowFanOut = `export const meta = { name: 'slow', description: 'agents that take a while' }
+const items = Array.from({ length: %d }, (_, i) => i)
+const out = await parallel(items.map(i => () => agent('item ' + i + ' [simulate:sleep=300ms]')))
+return out.length
+`
+
+// TestTemporalClientKilled SIGKILLs the `run` process mid-run: the run
+// goes on in Temporal, show and list see it progress, and resume --attach
+// follows it to its end, from another machine's state too.
+func TestTemporalClientKilled(t *testing.T) {
+	e := newTemporalEnv(t)
+	e.startWorker()
+	// The run cannot end before the test lets it: it waits on a checkpoint
+	// after its agents.
+	script := e.write("gated.workflow.js", `export const meta = { name: 'gated', description: 'agents, then a question' }
+const items = Array.from({ length: 40 }, (_, i) => i)
+const out = await parallel(items.map(i => () => agent('item ' + i + ' [simulate:sleep=300ms]')))
+const go = await checkpoint('Done?', { kind: 'confirm' })
+return go ? out.length : -1
+`)
+	run := e.start(append([]string{"run", script, "--await-checkpoints"}, e.runFlags("--concurrency", "4")...)...)
+	run.waitStderr("started on Temporal")
+	id := strings.Fields(run.stderr.String())[0]
+	waitUntil(t, "5 finished agents", func() bool { return doneCalls(e.show(id)) >= 5 })
+	run.signal(syscall.SIGKILL)
+	if r := run.wait(); r.signal != syscall.SIGKILL {
+		t.Fatalf("the client was not killed: %s", r)
+	}
+	d := e.show(id)
+	if d.Summary.Status != "running" && d.Summary.Status != "waiting" {
+		t.Fatalf("after the client died the run is %q", d.Summary.Status)
+	}
+	n := doneCalls(d)
+	waitUntil(t, "the run to go on without its client", func() bool { return doneCalls(e.show(id)) > n })
+	if s := e.listed(id); s.Status != "running" && s.Status != "waiting" {
+		t.Errorf("list shows %+v", s)
+	}
+	// Another machine, with the project's backend file and a state of its
+	// own, picks the run up by its id, attaches to it and answers it.
+	e.write(".dynworkflow/backend.json", fmt.Sprintf(`{"backend": "temporal", "temporal": {"address": %q, "namespace": %q, "taskQueue": %q}}`,
+		e.address, e.namespace, e.queue))
+	other := &env{t: t, dir: e.dir, state: t.TempDir()}
+	if d := other.show(id); (d.Summary.Status != "running" && d.Summary.Status != "waiting") || len(d.Calls) < n {
+		t.Fatalf("show on another machine: %+v", d.Summary)
+	}
+	attached := other.start("resume", id, "--attach", "--json")
+	attached.waitStderr("attached")
+	waitUntil(t, "every agent and the checkpoint", func() bool { return other.show(id).Summary.Status == "waiting" })
+	other.dwOK("respond", id, "yes")
+	r := attached.wait()
+	expectCode(t, r, 0)
+	if o := parseOutcome(t, r); o.Status != "completed" || string(o.Result) != "40" || o.Stats.Live != 40 || o.Epoch != 0 {
+		t.Fatalf("resume --attach: %s", r)
+	}
+}
+
+// doneCalls counts the finished calls in show's detail.
+func doneCalls(d detail) int {
+	n := 0
+	for _, c := range d.Calls {
+		if c.Status == "done" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestTemporalCheckpointPauseStop answers a checkpoint with respond, pauses
+// and resumes a run, and stops one, all through the CLI.
+func TestTemporalCheckpointPauseStop(t *testing.T) {
+	e := newTemporalEnv(t)
+	e.startWorker()
+
+	t.Run("respond", func(t *testing.T) {
+		script := e.write("gate.workflow.star", `meta = {"name": "gate", "description": "asks a human"}
+
+def main(args):
+    channel = checkpoint("Which channel?", kind="select", choices=["beta", "stable"])
+    return agent("publish to " + channel)
+`)
+		run := e.start(append([]string{"run", script, "--json", "--await-checkpoints"}, e.runFlags()...)...)
+		run.waitStderr("dynworkflow respond cp-")
+		line := run.stderr.String()
+		i := strings.Index(line, "respond cp-")
+		cp := strings.Fields(line[i+len("respond "):])[0]
+		if r := e.dw("respond", cp, "nightly"); r.code != 1 || !strings.Contains(r.stderr, "nightly") {
+			t.Fatalf("a bad answer: %s", r)
+		}
+		e.dwOK("respond", cp, "stable")
+		r := run.wait()
+		expectCode(t, r, 0)
+		o := parseOutcome(t, r)
+		if !strings.Contains(string(o.Result), "publish to stable") {
+			t.Fatalf("after respond: %s", r)
+		}
+		d := e.show(o.RunID)
+		if len(d.Calls) != 2 || d.Calls[1].Path != "/checkpoint.0" || d.Calls[1].Kind != "checkpoint" || string(d.Calls[1].Result) != `"stable"` {
+			t.Errorf("show: %+v", d.Calls)
+		}
+	})
+
+	t.Run("pause and resume", func(t *testing.T) {
+		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 60))
+		run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "2")...)...)
+		run.waitStderr("started on Temporal")
+		id := strings.Fields(run.stderr.String())[0]
+		waitUntil(t, "3 finished agents", func() bool { return doneCalls(e.show(id)) >= 3 })
+		e.dwOK("pause", id)
+		r := run.wait()
+		expectCode(t, r, 2)
+		paused := parseOutcome(t, r)
+		if paused.Status != "paused" || e.listed(id).Status != "paused" {
+			t.Fatalf("after pause: %s", r)
+		}
+		r = e.dw("resume", id, "--json")
+		expectCode(t, r, 0)
+		o := parseOutcome(t, r)
+		if o.Status != "completed" || string(o.Result) != "60" || o.Epoch != 1 || o.Stats.Replayed != paused.Stats.Live || o.Stats.Replayed+o.Stats.Live != 60 {
+			t.Fatalf("resume after %+v: %s", paused.Stats, r)
+		}
+	})
+
+	t.Run("stop", func(t *testing.T) {
+		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 60))
+		run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "2")...)...)
+		run.waitStderr("started on Temporal")
+		id := strings.Fields(run.stderr.String())[0]
+		waitUntil(t, "a finished agent", func() bool { return doneCalls(e.show(id)) >= 1 })
+		e.dwOK("stop", id)
+		r := run.wait()
+		expectCode(t, r, 1)
+		if o := parseOutcome(t, r); o.Status != "stopped" {
+			t.Fatalf("after stop: %s", r)
+		}
+		if r := e.dw("resume", id); r.code != 1 || !strings.Contains(r.stderr, "stopped") {
+			t.Fatalf("resume of a stopped run: %s", r)
+		}
+		if s := e.listed(id); s.Status != "stopped" {
+			t.Errorf("list: %+v", s)
+		}
+	})
+}
+
+// TestTemporalRunsInServeAPI shows that the API of `serve` lists a run on
+// Temporal and gives its detail, as it does a local one.
+func TestTemporalRunsInServeAPI(t *testing.T) {
+	e := newTemporalEnv(t)
+	e.startWorker()
+	script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 3))
+	o := e.runCompleted(script, e.runFlags()...)
+	s := e.serve()
+	runs, err := s.client.Runs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].RunID != o.RunID || runs[0].Status != "completed" || runs[0].Stats.Live != 3 {
+		t.Fatalf("GET /api/runs: %+v", runs)
+	}
+	d, err := s.client.Run(context.Background(), o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Calls) != 3 || string(d.Result) != "3" {
+		t.Fatalf("GET /api/runs/%s: %+v", o.RunID, d)
+	}
+}

@@ -1,0 +1,258 @@
+//go:build temporal
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/engine/temporal"
+	"github.com/dynworkflow/dynworkflow/web"
+)
+
+// temporalRuns refreshes the project's runs on Temporal for a listing,
+// one connection per server. A server that does not answer leaves its
+// runs as last seen, with a warning.
+func (a *app) temporalRuns(ctx context.Context) ([]store.Summary, error) {
+	ix, err := a.temporalIndex()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := ix.List()
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
+	clients := map[temporal.Config]*temporal.Client{}
+	failed := map[temporal.Config]bool{}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	out := make([]store.Summary, 0, len(entries))
+	for _, e := range entries {
+		if e.Summary.Status == string(engine.StatusStopped) || failed[e.Config] {
+			out = append(out, e.Summary)
+			continue
+		}
+		c := clients[e.Config]
+		if c == nil {
+			dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			c, err = temporal.Dial(dctx, e.Config, a.hosts(), nil)
+			cancel()
+			if err != nil {
+				fmt.Fprintf(a.stderr, "dynworkflow: runs on Temporal at %s shown as last seen: %v\n", e.Config.Address, err)
+				failed[e.Config] = true
+				out = append(out, e.Summary)
+				continue
+			}
+			clients[e.Config] = c
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		fresh, err := c.Refresh(rctx, e)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(a.stderr, "dynworkflow: %s shown as last seen: %v\n", e.RunID, err)
+			out = append(out, e.Summary)
+			continue
+		}
+		if !reflect.DeepEqual(fresh.Summary, e.Summary) || fresh.Execution != e.Execution {
+			_ = ix.Put(fresh)
+		}
+		out = append(out, fresh.Summary)
+	}
+	return out, nil
+}
+
+// showTemporal reads a run's detail from Temporal, and the checkpoints it
+// waits on.
+func (a *app) showTemporal(ctx context.Context, e temporal.Entry) (*engine.Detail, []web.Checkpoint, error) {
+	c, err := a.dialTemporal(ctx, e.Config)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	d, err := c.Detail(ctx, e.RunID)
+	if err != nil {
+		return nil, nil, &exitError{code: exitFailed, err: err}
+	}
+	var waiting []web.Checkpoint
+	if d.Summary.Status == string(engine.StatusRunning) {
+		if st, err := c.State(ctx, e.RunID); err == nil {
+			waiting = pendingOf(st)
+		}
+	}
+	return d, waiting, nil
+}
+
+// pendingOf lists the checkpoints a run on Temporal waits on, as the live
+// runtime lists its own.
+func pendingOf(st temporal.State) []web.Checkpoint {
+	var out []web.Checkpoint
+	for _, cp := range st.Checkpoints {
+		if cp.Pending {
+			out = append(out, web.Checkpoint{ID: web.CheckpointID(st.RunID, cp.Path), RunID: st.RunID, Path: cp.Path,
+				Prompt: cp.Request.Prompt, Kind: cp.Request.Kind, Choices: cp.Request.Choices, Default: cp.Request.Default, CreatedAt: cp.AskedAt})
+		}
+	}
+	return out
+}
+
+// controlTemporal pauses or stops a run on Temporal.
+func (a *app) controlTemporal(ctx context.Context, e temporal.Entry, action string) error {
+	c, err := a.dialTemporal(ctx, e.Config)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	switch action {
+	case "paused":
+		err = c.Pause(ctx, e.RunID, "paused by `dynworkflow pause`")
+	case "stopped":
+		err = c.Stop(ctx, e.RunID)
+	}
+	if err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	a.done(action, e.RunID)
+	return nil
+}
+
+// temporalCheckpoints lists the checkpoints the project's runs on
+// Temporal wait on, with the run each belongs to.
+func (a *app) temporalCheckpoints(ctx context.Context) ([]web.Checkpoint, map[string]temporal.Entry, error) {
+	ix, err := a.temporalIndex()
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := ix.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	var cps []web.Checkpoint
+	owners := map[string]temporal.Entry{}
+	clients := map[temporal.Config]*temporal.Client{}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	for _, e := range entries {
+		if s := e.Summary.Status; s != string(engine.StatusRunning) && s != temporal.StatusWaiting {
+			continue
+		}
+		c := clients[e.Config]
+		if c == nil {
+			dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			c, err = temporal.Dial(dctx, e.Config, a.hosts(), nil)
+			cancel()
+			if err != nil {
+				continue
+			}
+			clients[e.Config] = c
+		}
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := c.State(qctx, e.RunID)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, cp := range pendingOf(st) {
+			cps = append(cps, cp)
+			owners[cp.ID] = e
+		}
+	}
+	return cps, owners, nil
+}
+
+// respondTemporal answers a checkpoint of a run on Temporal.
+func (a *app) respondTemporal(ctx context.Context, e temporal.Entry, cp web.Checkpoint, value json.RawMessage) error {
+	c, err := a.dialTemporal(ctx, e.Config)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Respond(ctx, e.RunID, cp.Path, value); err != nil {
+		if errors.Is(err, temporal.ErrAnswerRefused) {
+			return &exitError{code: exitFailed, kind: codeBadAnswer, err: err}
+		}
+		return &exitError{code: exitFailed, err: err}
+	}
+	return nil
+}
+
+// deleteTemporal forgets a run on Temporal that has ended. Its histories
+// stay on the server until the namespace's retention removes them.
+func (a *app) deleteTemporal(ctx context.Context, e temporal.Entry) error {
+	c, err := a.dialTemporal(ctx, e.Config)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if st, err := c.State(ctx, e.RunID); err == nil && st.Status == engine.StatusRunning {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%s is running on Temporal; stop it before deleting it", e.RunID)}
+	}
+	ix, err := a.temporalIndex()
+	if err != nil {
+		return err
+	}
+	if err := ix.Delete(e.RunID); err != nil {
+		return err
+	}
+	a.done("deleted", e.RunID)
+	return nil
+}
+
+// runsElsewhere is what the API of `serve` shows beside the runtime's own
+// runs: the project's runs on Temporal.
+func (a *app) runsElsewhere() (web.RunSource, error) { return temporalSource{a}, nil }
+
+// temporalSource shows the project's runs on Temporal through the API of
+// `serve`, beside the runtime's own.
+type temporalSource struct{ a *app }
+
+func (s temporalSource) Summaries(ctx context.Context) ([]store.Summary, error) {
+	return s.a.temporalRuns(ctx)
+}
+
+func (s temporalSource) Detail(ctx context.Context, id string) (*engine.Detail, bool, error) {
+	e, ok, err := s.a.temporalEntry(id)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	d, _, err := s.a.showTemporal(ctx, e)
+	return d, true, err
+}
+
+// adoptTemporal finds a run the project's index does not know on the
+// Temporal the backend settings name (a run started from another machine,
+// say), and records it, so that every command handles it from then on. It
+// reports false when Temporal does not know it either. resolveRun asks
+// only for an id mayAdopt lets through.
+func (a *app) adoptTemporal(cmd *cobra.Command, bf *backendFlags, id string) (temporal.Entry, bool, error) {
+	c, err := a.dialTemporal(cmd.Context(), bf.temporal)
+	if err != nil {
+		return temporal.Entry{}, false, err
+	}
+	defer c.Close()
+	e, err := c.Refresh(cmd.Context(), temporal.Entry{RunID: id, Config: c.Config()})
+	if errors.Is(err, engine.ErrNotFound) {
+		return temporal.Entry{}, false, nil
+	}
+	if err != nil {
+		return temporal.Entry{}, false, &exitError{code: exitFailed, err: err}
+	}
+	ix, err := a.temporalIndex()
+	if err != nil {
+		return temporal.Entry{}, false, err
+	}
+	return e, true, ix.Put(e)
+}

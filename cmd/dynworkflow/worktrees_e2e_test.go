@@ -1,0 +1,363 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// These tests run isolated agents through the real binary, in real git
+// repositories, with agents that write files through the command
+// executor. They set HOME and git's configuration variables, so they do
+// not run in parallel.
+
+// gitEnv makes e's project a git repository with files committed, and
+// keeps the user's git configuration (and identity) out of every git the
+// test and the binary run.
+func gitEnv(t *testing.T, files map[string]string) *env {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("git is required")
+		}
+		t.Skip("git is not installed")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
+	e := newEnv(t)
+	e.git("init", "-q", "-b", "main")
+	e.git("config", "user.name", "Tester")
+	e.git("config", "user.email", "tester@example.com")
+	for name, text := range files {
+		e.write(name, text)
+	}
+	e.git("add", "-A")
+	e.git("commit", "-q", "-m", "first")
+	return e
+}
+
+func (e *env) git(args ...string) string {
+	e.t.Helper()
+	return gitAt(e.t, e.dir, args...)
+}
+
+func gitAt(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// checkout is what must never change in the main checkout.
+func (e *env) checkout() string {
+	e.t.Helper()
+	branch, _ := exec.Command("git", "-C", e.dir, "symbolic-ref", "-q", "--short", "HEAD").Output()
+	return e.git("rev-parse", "HEAD") + " " + strings.TrimSpace(string(branch)) + "\n" +
+		e.git("status", "--porcelain", "--untracked-files=all") + "\n" + e.git("diff")
+}
+
+// writeScript writes a workflow outside the repository, so that the main
+// checkout holds only what the test put there.
+func (e *env) writeScript(name, text string) string {
+	e.t.Helper()
+	p := filepath.Join(e.state, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// keptWorktree is an entry of show --json's worktrees.
+type keptWorktree struct {
+	Path        string `json:"path"`
+	Label       string `json:"label"`
+	Status      string `json:"status"`
+	Dir         string `json:"dir"`
+	Branch      string `json:"branch"`
+	Base        string `json:"base"`
+	Head        string `json:"head"`
+	Committed   bool   `json:"committed"`
+	Interrupted bool   `json:"interrupted"`
+	Files       int    `json:"files"`
+}
+
+type isolatedDetail struct {
+	Calls []struct {
+		Path     string        `json:"path"`
+		Status   string        `json:"status"`
+		Worktree *keptWorktree `json:"worktree"`
+	} `json:"calls"`
+	Worktrees []keptWorktree `json:"worktrees"`
+}
+
+func (e *env) isolatedDetail(id string) isolatedDetail {
+	e.t.Helper()
+	r := e.dwOK("show", id, "--json")
+	var d isolatedDetail
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		e.t.Fatalf("show --json: %v\n%s", err, r)
+	}
+	return d
+}
+
+// Must-show 1: eight parallel isolated agents each write the same file;
+// each change lands on its own branch from the current HEAD, the main
+// checkout is untouched, and every change is recoverable afterwards.
+func TestEightIsolatedAgentsWriteTheSameFile(t *testing.T) {
+	e := gitEnv(t, map[string]string{"shared.txt": "original\n", "notes.txt": "committed\n"})
+	// The user is on a branch of their own, with edits they have not
+	// committed: the agents start from the commit, and never see or touch
+	// the edits.
+	e.git("checkout", "-q", "-b", "work")
+	e.write("notes.txt", "uncommitted\n")
+	e.write("scratch.txt", "untracked\n")
+	base := e.git("rev-parse", "HEAD")
+	before := e.checkout()
+	script := e.writeScript("eight.workflow.js", `export const meta = {name: "eight", description: "eight writers"}
+return await parallel([0,1,2,3,4,5,6,7].map(i => () => agent("written by agent " + i, {label: "writer-" + i, isolation: "worktree"})))`)
+
+	o := e.runCompleted(script, "--command-executor", `sh -c 'cat > shared.txt; cat notes.txt'`, "--executor", "command", "--concurrency", "8")
+	sameJSON(t, "result", o.Result, json.RawMessage(`["committed","committed","committed","committed","committed","committed","committed","committed"]`))
+	if after := e.checkout(); after != before {
+		t.Fatalf("the main checkout changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	d := e.isolatedDetail(o.RunID)
+	if len(d.Worktrees) != 8 {
+		t.Fatalf("%d kept worktrees, want 8", len(d.Worktrees))
+	}
+	for _, w := range d.Worktrees {
+		i := strings.TrimPrefix(w.Label, "writer-")
+		if w.Branch != "dynworkflow/"+o.RunID+"/writer-"+i || w.Base != base {
+			t.Errorf("worktree %+v: want branch dynworkflow/%s/writer-%s from %s", w, o.RunID, i, base)
+		}
+		// Recoverable: the branch has the agent's file, on top of the base.
+		if got := e.git("show", w.Branch+":shared.txt"); got != "written by agent "+i {
+			t.Errorf("%s: shared.txt = %q", w.Branch, got)
+		}
+		if got := e.git("rev-parse", w.Branch+"^"); got != base {
+			t.Errorf("%s: parent %s, want %s", w.Branch, got, base)
+		}
+	}
+	// The listing shows all eight, unmerged, with their diff stats.
+	r := e.dwOK("worktrees", o.RunID)
+	if n := strings.Count(r.stdout, "1 file, +1 -1  unmerged"); n != 8 {
+		t.Errorf("worktrees lists %d unmerged one-line changes, want 8:\n%s", n, r.stdout)
+	}
+	// The API has them too, per call and per run.
+	s := e.serve()
+	api, err := s.client.Run(context.Background(), o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(api.Worktrees) != 8 || api.Worktrees[0].Branch != d.Worktrees[0].Branch || api.Worktrees[0].Head == "" {
+		t.Errorf("GET /api/runs/%s: worktrees %+v", o.RunID, api.Worktrees)
+	}
+	for _, c := range api.Calls {
+		if c.Worktree == nil || c.Worktree.Status != "kept" || c.Worktree.Files != 1 {
+			t.Errorf("GET /api/runs/%s: call %s has worktree %+v", o.RunID, c.Path, c.Worktree)
+		}
+	}
+	s.signal(syscall.SIGINT)
+	expectCode(t, s.wait(), 0)
+
+	// Any of them can be taken.
+	e.git("stash", "-q", "--include-untracked")
+	e.git("merge", "-q", "--no-edit", d.Worktrees[3].Branch)
+	if got, _ := os.ReadFile(filepath.Join(e.dir, "shared.txt")); string(got) != "written by agent "+strings.TrimPrefix(d.Worktrees[3].Label, "writer-") {
+		t.Errorf("after merging %s, shared.txt = %q", d.Worktrees[3].Branch, got)
+	}
+}
+
+// Must-show 2, through the binary.
+func TestAnIsolatedAgentThatChangesNothingLeavesNothing(t *testing.T) {
+	e := gitEnv(t, map[string]string{"a.txt": "a\n"})
+	script := e.writeScript("look.workflow.js", `export const meta = {name: "look", description: "reads only"}
+return await agent("look", {label: "reader", isolation: "worktree"})`)
+	o := e.runCompleted(script, "--command-executor", `sh -c 'cat >/dev/null; cat a.txt'`, "--executor", "command")
+	sameJSON(t, "result", o.Result, json.RawMessage(`"a"`))
+	if got := e.git("branch", "--list", "dynworkflow/*"); got != "" {
+		t.Errorf("branches left behind: %s", got)
+	}
+	if got := e.git("worktree", "list"); strings.Count(got, "\n") != 0 {
+		t.Errorf("worktrees left behind:\n%s", got)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(e.state, "projects", "*", "worktrees", "*")); len(dirs) != 0 {
+		t.Errorf("directories left behind: %v", dirs)
+	}
+	d := e.isolatedDetail(o.RunID)
+	if w := d.Calls[0].Worktree; w == nil || w.Status != "removed" {
+		t.Errorf("the call's worktree: %+v, want removed", w)
+	}
+}
+
+// Must-show 3: uncommitted and untracked edits survive a SIGKILL of
+// dynworkflow mid-agent: after resume the interrupted call's partial edits
+// are on a kept branch, and the re-run gets a fresh worktree.
+func TestPartialEditsSurviveASIGKILL(t *testing.T) {
+	e := gitEnv(t, map[string]string{"a.txt": "a\n"})
+	flag := t.TempDir()
+	// "fast" writes and answers at once. "slow", the first time, edits a
+	// tracked file, creates an untracked one, tells the test, and hangs;
+	// the second time it answers at once without touching anything.
+	template := `sh -c 'p=$(cat); if [ "$p" = fast ]; then echo f > fast.txt; echo fast; exit 0; fi; ` +
+		`if [ -e ` + flag + `/once ]; then echo again; exit 0; fi; ` +
+		`echo partial >> a.txt; echo new > b.txt; touch ` + flag + `/once; exec sleep 60'`
+	flags := []string{"--command-executor", template, "--executor", "command", "--concurrency", "2"}
+	script := e.writeScript("kill.workflow.js", `export const meta = {name: "kill", description: "one fast, one slow"}
+return await parallel([() => agent("fast", {label: "fast", isolation: "worktree"}), () => agent("slow", {label: "slow", isolation: "worktree"})])`)
+
+	before := e.journalIDs()
+	p := e.start(append([]string{"run", script, "--json"}, flags...)...)
+	id := p.waitNewJournal(before)
+	p.waitFinished(e.journalPath(id), 1)
+	waitUntil(t, "the slow agent to make its edits", func() bool {
+		_, err := os.Stat(filepath.Join(flag, "once"))
+		return err == nil
+	})
+	p.signal(syscall.SIGKILL)
+	if r := p.wait(); r.signal != syscall.SIGKILL {
+		t.Fatalf("not killed:\n%s", r)
+	}
+	// The edits are only in the directory now, and the listing says so.
+	slowDir := ""
+	for _, w := range e.isolatedDetail(id).Calls {
+		if w.Worktree != nil && w.Worktree.Status == "active" {
+			slowDir = w.Worktree.Dir
+		}
+	}
+	if slowDir == "" {
+		t.Fatal("show does not name the interrupted call's worktree")
+	}
+	if st := gitAt(t, slowDir, "status", "--porcelain"); !strings.Contains(st, "a.txt") || !strings.Contains(st, "b.txt") {
+		t.Fatalf("the slow agent's edits are not in its worktree:\n%s", st)
+	}
+	if r := e.dwOK("worktrees", id); !strings.Contains(r.stdout, "unsettled") {
+		t.Errorf("worktrees does not call the interrupted one unsettled:\n%s", r.stdout)
+	}
+
+	r := e.dw(append([]string{"resume", id, "--json"}, flags...)...)
+	expectCode(t, r, 0)
+	o := parseOutcome(t, r)
+	sameJSON(t, "result", o.Result, json.RawMessage(`["fast","again"]`))
+	if o.Stats.Replayed != 1 || o.Stats.Live != 1 {
+		t.Errorf("replayed %d live %d, want the fast call replayed and the slow one run again", o.Stats.Replayed, o.Stats.Live)
+	}
+	d := e.isolatedDetail(id)
+	var interrupted, fast *keptWorktree
+	for i, w := range d.Worktrees {
+		switch {
+		case w.Interrupted:
+			interrupted = &d.Worktrees[i]
+		case w.Label == "fast":
+			fast = &d.Worktrees[i]
+		}
+	}
+	if interrupted == nil || interrupted.Dir != slowDir || !interrupted.Committed || interrupted.Files != 2 {
+		t.Fatalf("kept worktrees %+v: want the slow call's, interrupted, its two files committed", d.Worktrees)
+	}
+	if got := e.git("show", interrupted.Branch+":a.txt"); got != "a\npartial" {
+		t.Errorf("a.txt on %s = %q", interrupted.Branch, got)
+	}
+	if got := e.git("show", interrupted.Branch+":b.txt"); got != "new" {
+		t.Errorf("b.txt on %s = %q", interrupted.Branch, got)
+	}
+	if fast == nil || e.git("show", fast.Branch+":fast.txt") != "f" {
+		t.Errorf("the fast call's kept branch is missing: %+v", d.Worktrees)
+	}
+	for _, c := range d.Calls {
+		if strings.Contains(c.Path, "/1/") && (c.Worktree == nil || c.Worktree.Dir == slowDir || c.Worktree.Status != "removed") {
+			t.Errorf("the re-run's worktree %+v: want a fresh one (not %s), removed as it changed nothing", c.Worktree, slowDir)
+		}
+	}
+	if st := gitAt(t, slowDir, "status", "--porcelain"); st != "" {
+		t.Errorf("the interrupted worktree still has uncommitted edits:\n%s", st)
+	}
+}
+
+// Must-show 5: worktrees clean removes merged worktrees, and refuses
+// unmerged work without --force.
+func TestWorktreesCleanRefusesUnmergedWork(t *testing.T) {
+	e := gitEnv(t, map[string]string{"a.txt": "a\n"})
+	script := e.writeScript("two.workflow.js", `export const meta = {name: "two", description: "two writers"}
+return await parallel(["one", "two"].map(n => () => agent(n, {label: n, isolation: "worktree"})))`)
+	o := e.runCompleted(script, "--command-executor", `sh -c 'n=$(cat); echo $n > $n.txt; echo $n'`, "--executor", "command")
+	one, two := "dynworkflow/"+o.RunID+"/one", "dynworkflow/"+o.RunID+"/two"
+	e.git("merge", "-q", "--no-edit", one)
+
+	r := e.dwOK("worktrees", "clean")
+	if !strings.Contains(r.stdout, "removed "+one) || !strings.Contains(r.stdout, "kept    "+two+": not merged") {
+		t.Errorf("clean without names:\n%s", r.stdout)
+	}
+	r = e.dw("worktrees", "clean", o.RunID, "two")
+	expectCode(t, r, 1)
+	if !strings.Contains(r.stderr, "refusing to remove unmerged work without --force") {
+		t.Errorf("no refusal on stderr:\n%s", r)
+	}
+	if got := e.git("branch", "--list", two); got == "" {
+		t.Fatal("the unmerged branch was deleted without --force")
+	}
+	// Uncommitted edits in a kept worktree are refused too.
+	var dir string
+	for _, w := range e.isolatedDetail(o.RunID).Worktrees {
+		if w.Branch == two {
+			dir = w.Dir
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.git("merge", "-q", "--no-edit", two)
+	r = e.dw("worktrees", "clean", o.RunID, two)
+	expectCode(t, r, 1)
+	if !strings.Contains(r.stdout, "uncommitted edits") {
+		t.Errorf("clean of a worktree with uncommitted edits:\n%s", r)
+	}
+	r = e.dwOK("worktrees", "clean", two, "--force")
+	if !strings.Contains(r.stdout, "removed "+two) {
+		t.Errorf("clean --force:\n%s", r.stdout)
+	}
+	if got := e.git("branch", "--list", "dynworkflow/*"); got != "" {
+		t.Errorf("branches left: %s", got)
+	}
+	if r := e.dwOK("worktrees"); r.stdout != "" || !strings.Contains(r.stderr, "no kept worktrees") {
+		t.Errorf("worktrees after clean:\n%s", r)
+	}
+}
+
+// Without git, an isolated call pauses the run with what to do; it never
+// runs in the shared checkout.
+func TestIsolationWithoutGitPausesTheRun(t *testing.T) {
+	e := gitEnv(t, map[string]string{"a.txt": "a\n"})
+	bin := t.TempDir()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sh, filepath.Join(bin, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	script := e.writeScript("one.workflow.js", `export const meta = {name: "one", description: "one writer"}
+return await agent("x", {isolation: "worktree"})`)
+	r := e.dw("run", script, "--json", "--command-executor", `sh -c 'echo x > out.txt; echo done'`, "--executor", "command")
+	expectCode(t, r, 2)
+	o := parseOutcome(t, r)
+	if !strings.Contains(o.PauseReason, "no git binary on PATH") {
+		t.Errorf("pause reason %q", o.PauseReason)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "out.txt")); !os.IsNotExist(err) {
+		t.Error("the agent ran in the shared checkout")
+	}
+}

@@ -1,0 +1,518 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/internal/worktree"
+)
+
+// Worktree is the git worktree of a call made with isolation: 'worktree':
+// where the agent worked, the branch that keeps what it did, and what that
+// was. The script sees the agent's answer as without isolation; this is
+// the call's metadata, in the journal, in show and in the API.
+type Worktree struct {
+	// Status is "active" while the agent runs, then "kept" (the branch
+	// holds changes) or "removed" (the agent changed nothing, and the
+	// worktree and branch are gone).
+	Status string `json:"status"`
+	Dir    string `json:"dir"`
+	Branch string `json:"branch"`
+	// Base is the commit the branch started at: the project's HEAD when
+	// the call began.
+	Base string `json:"base"`
+	// Head is the branch's commit once the agent ended.
+	Head string `json:"head,omitempty"`
+	// Committed says dynworkflow committed edits the agent left
+	// uncommitted (untracked files included).
+	Committed bool `json:"committed,omitempty"`
+	// Interrupted says the call did not finish (pause, stop, crash): the
+	// branch holds its partial edits, and the call runs again in a new
+	// worktree.
+	Interrupted bool `json:"interrupted,omitempty"`
+	Files       int  `json:"files,omitempty"`
+	Insertions  int  `json:"insertions,omitempty"`
+	Deletions   int  `json:"deletions,omitempty"`
+	// Error says why the edits could not be committed; the worktree is
+	// then kept exactly as the agent left it.
+	Error string `json:"error,omitempty"`
+}
+
+// Worktree statuses.
+const (
+	worktreeActive  = "active"
+	worktreeKept    = "kept"
+	worktreeRemoved = "removed"
+)
+
+// Stat is the diff stat in words.
+func (w *Worktree) Stat() worktree.Stat {
+	return worktree.Stat{Files: w.Files, Insertions: w.Insertions, Deletions: w.Deletions}
+}
+
+// KeptWorktree is a worktree a run kept, and the call it belongs to.
+type KeptWorktree struct {
+	Path  string `json:"path"`
+	Label string `json:"label,omitempty"`
+	Epoch int    `json:"epoch"`
+	Worktree
+}
+
+// ErrIsolationUnavailable is the cause of a pause when a call asks for a
+// worktree in a project where there can be none: git is missing, the
+// project is not a git working tree, or it has no commit yet.
+var ErrIsolationUnavailable = errors.New("worktree isolation is unavailable")
+
+// CodeIsolationUnavailable is the code of ErrIsolationUnavailable (ours:
+// the Node runtime never refuses isolation, it skips it).
+const CodeIsolationUnavailable = "ISOLATION_UNAVAILABLE"
+
+const (
+	// settleTimeout bounds committing an agent's edits; it runs even when
+	// the run is being paused or stopped.
+	settleTimeout = 2 * time.Minute
+	// maxRemovals bounds how many unchanged worktrees are deleted at once
+	// in the background.
+	maxRemovals = 2
+	// branchRoot is the namespace of worker branches.
+	branchRoot = "dynworkflow/"
+)
+
+// isolation is a runtime's side of isolated calls.
+type isolation struct {
+	mu   sync.Mutex
+	repo *worktree.Repo // opened on first use; a failure is retried next time
+	// removals bounds background removals across the runtime's runs.
+	removals chan struct{}
+}
+
+func newIsolation() *isolation {
+	return &isolation{removals: make(chan struct{}, maxRemovals)}
+}
+
+// repo opens the git repository of the project once.
+func (rt *Runtime) repo(ctx context.Context) (*worktree.Repo, error) {
+	rt.iso.mu.Lock()
+	defer rt.iso.mu.Unlock()
+	if rt.iso.repo != nil {
+		return rt.iso.repo, nil
+	}
+	repo, err := worktree.Open(ctx, rt.cfg.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	rt.iso.repo = repo
+	return repo, nil
+}
+
+// unavailable turns the errors that mean "no worktree can ever be made
+// here" into what the user must do about them; other errors pass.
+func unavailable(err error, cwd string) (string, bool) {
+	switch {
+	case errors.Is(err, worktree.ErrGitMissing):
+		return "agent(): isolation: 'worktree' needs git, and there is no git binary on PATH; install git (or drop the isolation option) and resume", true
+	case errors.Is(err, worktree.ErrNotRepository):
+		return fmt.Sprintf("agent(): isolation: 'worktree' needs a git project, and %s is not in a git working tree; run git init and commit (or drop the isolation option) and resume", cwd), true
+	case errors.Is(err, worktree.ErrNoCommit):
+		return fmt.Sprintf("agent(): isolation: 'worktree' starts each agent from the commit you are on, and the repository of %s has no commit yet; commit and resume", cwd), true
+	}
+	return "", false
+}
+
+// isolated is the worktree of one live call.
+type isolated struct {
+	tree *worktree.Tree
+	dir  string // where the agent works
+	info Worktree
+}
+
+// isolate creates the call's worktree from the project's current HEAD.
+func (c *agentCall) isolate(ctx context.Context) (*isolated, error) {
+	r := c.run
+	repo, err := r.rt.repo(ctx)
+	var base string
+	if err == nil {
+		base, err = repo.Head(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tree, err := repo.Add(ctx, worktree.AddSpec{
+		Parent:       r.rt.store.WorktreesDir(r.id),
+		Name:         worktreeName(c.opts.Label, c.path),
+		BranchPrefix: branchRoot + r.id + "/",
+		Base:         base,
+		Reason:       fmt.Sprintf("dynworkflow: run %s, call %s", r.id, c.path),
+	})
+	if err != nil {
+		return nil, err
+	}
+	dir, err := tree.WorkDir()
+	if err != nil {
+		_ = tree.Remove(context.WithoutCancel(ctx), base, true)
+		return nil, err
+	}
+	return &isolated{tree: tree, dir: dir, info: Worktree{Status: worktreeActive, Dir: tree.Dir, Branch: tree.Branch, Base: base}}, nil
+}
+
+// isolationFailed settles a call whose worktree could not be made: the run
+// pauses when no worktree can be made in this project at all, and the call
+// fails (null, with the reason in show and a logged error) otherwise. The
+// agent never runs in the shared checkout instead.
+func (c *agentCall) isolationFailed(err error, started time.Time) {
+	r := c.run
+	if c.ctx.Err() != nil {
+		c.settle(nil, context.Cause(c.ctx))
+		return
+	}
+	if msg, ok := unavailable(err, r.rt.cfg.Cwd); ok {
+		r.rt.log.Error("isolation unavailable: pausing the run", "run", r.id, "call", c.path, "err", err)
+		r.append(&record{Type: recLog, Path: c.path, Level: "error", Message: msg})
+		r.rt.bus.Publish(r.id, EventLog, LogPayload{Scope: c.path, Level: "error", Message: msg})
+		r.pauseFor(msg)
+		c.settle(nil, newError(CodeIsolationUnavailable, ErrIsolationUnavailable, msg))
+		return
+	}
+	r.rt.log.Error("could not create the worktree of an isolated call", "run", r.id, "call", c.path, "err", err)
+	c.fail(attemptResult{err: &executors.Error{Class: executors.Terminal,
+		Message: "agent(): could not create its git worktree (isolation: 'worktree')", Err: err}}, started, nil)
+}
+
+// settleWorktree commits what the agent left in its worktree and says
+// what became of it. It runs whatever the run's state: a pause or a stop
+// must not leave edits only in a directory.
+func (c *agentCall) settleWorktree(iso *isolated, interrupted bool) *Worktree {
+	r := c.run
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), settleTimeout)
+	defer cancel()
+	info := iso.info
+	info.Interrupted = interrupted
+	out, err := iso.tree.Settle(ctx, commitMessage(r.id, c.path, c.opts.Label, info.Base, interrupted))
+	if err != nil {
+		r.rt.log.Error("could not commit an isolated agent's edits; its worktree is kept as the agent left it",
+			"run", r.id, "worktree", info.Dir, "err", err)
+	}
+	return settledInfo(info, out, err)
+}
+
+// settledInfo fills in info from a Settle outcome. A worktree whose edits
+// could not be committed is kept as it is, with the reason.
+func settledInfo(info Worktree, out worktree.Outcome, err error) *Worktree {
+	if err != nil {
+		info.Status, info.Error = worktreeKept, err.Error()
+		return &info
+	}
+	info.Head, info.Committed = out.Head, out.Committed
+	info.Files, info.Insertions, info.Deletions = out.Stat.Files, out.Stat.Insertions, out.Stat.Deletions
+	info.Status = worktreeKept
+	if !out.Changed {
+		info.Status = worktreeRemoved
+	}
+	return &info
+}
+
+// journalWorktree records what became of a call's worktree. A worktree to
+// remove is removed in the background once the record is durable, so that
+// a crash in the middle of the removal is finished by recovery, not taken
+// for an agent's deletions.
+func (c *agentCall) journalWorktree(iso *isolated, info *Worktree) {
+	r := c.run
+	rec := &record{Type: recWorktree, Path: c.path, Kind: "agent", Fingerprint: c.fp, Worktree: info}
+	if info.Status != worktreeRemoved {
+		r.kept.Add(1)
+		r.append(rec)
+		return
+	}
+	r.teardown.Add(1)
+	r.appendThen(rec, func(err error) {
+		if err != nil {
+			r.teardown.Done()
+			return
+		}
+		go func() {
+			defer r.teardown.Done()
+			r.rt.iso.removals <- struct{}{}
+			defer func() { <-r.rt.iso.removals }()
+			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+			defer cancel()
+			// Forced: Settle just found it clean, and a second check by git
+			// would read every file again.
+			if err := iso.tree.Remove(ctx, info.Head, true); err != nil {
+				r.rt.log.Warn("remove an unchanged worktree", "run", r.id, "worktree", info.Dir, "err", err)
+			}
+		}()
+	})
+}
+
+// KeptWorktrees is how many worktrees this execution kept: branches that
+// hold its isolated agents' edits (see Runtime.Worktrees).
+func (r *Run) KeptWorktrees() int { return int(r.kept.Load()) }
+
+// removeEmptyWorktreesDir drops the run's worktree directory once nothing
+// is left in it.
+func (r *Run) removeEmptyWorktreesDir() {
+	if dir := r.rt.store.WorktreesDir(r.id); dir != "" {
+		_ = os.Remove(dir) // fails, as it should, while it holds worktrees
+	}
+}
+
+func commitMessage(runID, path, label, base string, interrupted bool) string {
+	who := path
+	if label != "" {
+		who = fmt.Sprintf("%q", label)
+	}
+	subject := "dynworkflow: edits of agent " + who + " it left uncommitted"
+	if interrupted {
+		subject = "dynworkflow: partial edits of agent " + who + ", interrupted before it finished"
+	}
+	return fmt.Sprintf("%s\n\nRun: %s\nCall: %s\nBase: %s\n", subject, runID, path, base)
+}
+
+// worktreeName is the directory and last branch component of a call's
+// worktree: its label as a slug, else its call path.
+func worktreeName(label, path string) string {
+	if s := refSlug(label); s != "" {
+		return s
+	}
+	if s := refSlug(path); s != "" {
+		return s
+	}
+	return "agent"
+}
+
+// refSlug lowercases s and turns each run of characters other than ASCII
+// letters and digits into one '-', trimmed, at most 40 bytes: always a
+// valid ref component and file name.
+func refSlug(s string) string {
+	const maxLen = 40
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
+			dash = b.Len() > 0
+			continue
+		}
+		if dash && b.Len()+2 > maxLen || b.Len()+1 > maxLen {
+			break
+		}
+		if dash {
+			b.WriteByte('-')
+			dash = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// worktreeTrail is what the journal says of one worktree directory.
+type worktreeTrail struct {
+	path    string
+	fp      string
+	started *Worktree // from call.started: the worktree exists, the agent may have run
+	settled *Worktree // from call.worktree
+}
+
+// salvage settles the worktrees an earlier execution left behind: those of
+// calls a crash interrupted get their edits committed and are kept (or
+// removed when the agent changed nothing), removals a crash cut short are
+// finished, and directories whose call never started are removed. It runs
+// before anything else of a resume, a recovery or a stop, and runs to its
+// end even when ctx is cancelled: git must not be killed halfway through a
+// commit. add journals a record and waits until it is durable.
+func (rt *Runtime) salvage(ctx context.Context, runID string, trails map[string]*worktreeTrail, add func(context.Context, *record) error) error {
+	root := rt.store.WorktreesDir(runID)
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) && !hasUnsettled(trails) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	repo, err := rt.repo(ctx)
+	if err != nil {
+		return fmt.Errorf("settle the worktrees of run %s: %w", runID, err)
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if strings.HasPrefix(e.Name(), worktree.RemovingPrefix) {
+			// A removal a crash cut short: the worktree is forgotten
+			// already, only its files are left.
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		seen[dir] = true
+		if err := rt.salvageDir(ctx, repo, runID, dir, trails[dir], add); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// A started call whose directory is gone may still have committed.
+	for dir, tr := range trails {
+		if seen[dir] || tr.settled != nil || tr.started == nil {
+			continue
+		}
+		if err := rt.salvageDir(ctx, repo, runID, dir, tr, add); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	_ = os.Remove(root)
+	return errors.Join(errs...)
+}
+
+func hasUnsettled(trails map[string]*worktreeTrail) bool {
+	for _, tr := range trails {
+		if tr.started != nil && tr.settled == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (rt *Runtime) salvageDir(ctx context.Context, repo *worktree.Repo, runID, dir string, tr *worktreeTrail, add func(context.Context, *record) error) error {
+	switch {
+	case tr != nil && tr.settled != nil:
+		if tr.settled.Status == worktreeRemoved {
+			// The removal was cut short.
+			return repo.Attach(dir, tr.settled.Branch, tr.settled.Base).Remove(ctx, tr.settled.Head, true)
+		}
+		return nil
+	case tr != nil && tr.started != nil:
+		return rt.salvageInterrupted(ctx, repo, runID, dir, tr, add)
+	}
+	// No call started in it: the process died while creating it, before
+	// any agent could run there. Nothing in it is anyone's work.
+	rt.log.Warn("removing a worktree whose creation was interrupted", "run", runID, "worktree", dir)
+	list, err := repo.Worktrees(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range list {
+		if e.Dir == filepath.Clean(dir) {
+			branch := e.Branch
+			if !strings.HasPrefix(branch, branchRoot+runID+"/") {
+				branch = ""
+			}
+			return repo.Attach(dir, branch, e.Head).Remove(ctx, e.Head, true)
+		}
+	}
+	return os.RemoveAll(dir)
+}
+
+// salvageInterrupted commits what an interrupted call left in its
+// worktree, journals it, and removes the worktree if it holds nothing.
+func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, runID, dir string, tr *worktreeTrail, add func(context.Context, *record) error) error {
+	info := *tr.started
+	info.Interrupted = true
+	tree := repo.Attach(dir, info.Branch, info.Base)
+	var out worktree.Outcome
+	var err error
+	if _, serr := os.Stat(dir); serr != nil {
+		// Only the branch is left; the agent may have committed on it.
+		heads, herr := repo.BranchHeads(ctx, info.Branch)
+		if herr != nil {
+			return herr
+		}
+		out.Head = heads[info.Branch]
+		if out.Head == "" {
+			return nil // nothing left at all
+		}
+		out.Changed = out.Head != info.Base
+		if out.Changed {
+			out.Stat, err = repo.DiffStat(ctx, info.Base, out.Head)
+		}
+	} else {
+		clearStaleIndexLock(ctx, tree, rt)
+		out, err = tree.Settle(ctx, commitMessage(runID, tr.path, "", info.Base, true))
+	}
+	if err != nil {
+		rt.log.Error("could not commit the edits of an interrupted isolated call; its worktree is kept as the agent left it",
+			"run", runID, "worktree", dir, "err", err)
+	}
+	settled := settledInfo(info, out, err)
+	if err := add(ctx, &record{Type: recWorktree, Path: tr.path, Kind: "agent", Fingerprint: tr.fp, Worktree: settled}); err != nil {
+		return err
+	}
+	tr.settled = settled
+	if settled.Status == worktreeRemoved {
+		return tree.Remove(ctx, settled.Head, true)
+	}
+	rt.log.Warn("kept the partial edits of an interrupted isolated call", "run", runID, "call", tr.path, "branch", settled.Branch)
+	return nil
+}
+
+// clearStaleIndexLock removes an index.lock an agent's git left in its
+// worktree when it was killed with it: nothing else uses that worktree,
+// and the lock would make committing its edits fail.
+func clearStaleIndexLock(ctx context.Context, tree *worktree.Tree, rt *Runtime) {
+	gitDir, err := tree.GitDir(ctx)
+	if err != nil {
+		return
+	}
+	lock := filepath.Join(gitDir, "index.lock")
+	if err := os.Remove(lock); err == nil {
+		rt.log.Warn("removed a stale index.lock from an interrupted agent's worktree", "lock", lock)
+	}
+}
+
+// checkKeptBranches checks the kept branches of the calls a resume may replay:
+// a branch that moved or vanished since the call finished gets a note,
+// logged when the call is replayed.
+func (rt *Runtime) checkKeptBranches(runID string, kept map[string]*Worktree) map[string]string {
+	if len(kept) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	notes := map[string]string{}
+	repo, err := rt.repo(ctx)
+	var heads map[string]string
+	if err == nil {
+		heads, err = repo.BranchHeads(ctx, branchRoot+runID+"/")
+	}
+	if err != nil {
+		rt.log.Warn("cannot check the kept branches of the calls to replay", "run", runID, "err", err)
+		return nil
+	}
+	for _, w := range kept {
+		head, ok := heads[w.Branch]
+		switch {
+		case !ok:
+			merged, _ := repo.IsAncestor(ctx, w.Head, "HEAD")
+			if merged {
+				notes[w.Branch] = fmt.Sprintf("its kept branch %s is gone; its head %.12s is merged into HEAD", w.Branch, w.Head)
+			} else {
+				notes[w.Branch] = fmt.Sprintf("its kept branch %s is gone, and its head %.12s is not merged into HEAD: the edits are reachable only by that commit id", w.Branch, w.Head)
+			}
+		case head != w.Head:
+			notes[w.Branch] = fmt.Sprintf("its kept branch %s moved from %.12s to %.12s since the call finished; the replayed answer does not know of the new commits", w.Branch, w.Head, head)
+		}
+	}
+	return notes
+}
+
+// noteReplayedWorktree warns, when a replayed call's kept branch moved or
+// vanished, that the answer being replayed may no longer match it.
+func (r *Run) noteReplayedWorktree(sc *scope, path, label string, w *Worktree) {
+	note, ok := r.branchNotes[w.Branch]
+	if !ok {
+		return
+	}
+	who := path
+	if label != "" {
+		who = fmt.Sprintf("%s (%s)", path, label)
+	}
+	r.rt.log.Warn("replayed an isolated call whose kept branch changed", "run", r.id, "call", path, "branch", w.Branch)
+	r.logLine(sc, "warn", "replayed call "+who+": "+note)
+}

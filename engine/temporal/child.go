@@ -1,0 +1,88 @@
+package temporal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// ChildInfo is a child workflow an execution ran.
+type ChildInfo struct {
+	engine.ScriptInfo
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// startWorkflow runs a child workflow inside this execution, one level
+// deep, as the local engine does: it shares the run's concurrency, agent
+// cap and budget, and its calls live under the workflow() call's path. A
+// child Temporal workflow would give it none of that for free, and its
+// calls would belong to another execution's history.
+//
+// The child's script is found on a worker (a local activity, so the answer
+// is recorded in the history and a replay does not look again) and comes
+// back as a bundle.
+func (x *execution) startWorkflow(f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
+	if x.goctx.Err() != nil {
+		done(nil, x.stopped())
+		return
+	}
+	elem := sc.next("wf")
+	if f.depth >= 1 {
+		done(nil, engine.NestingError(ref))
+		return
+	}
+	broken, phase := sc.flow.broken, sc.phase
+	workflow.Go(x.calls, func(wc workflow.Context) {
+		lctx := workflow.WithLocalActivityOptions(wc, workflow.LocalActivityOptions{
+			StartToCloseTimeout: time.Minute,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+		})
+		in := ResolveInput{Ref: ref, Dir: filepath.Dir(f.script.Path()), Cwd: x.in.Cwd}
+		var b Bundle
+		if err := workflow.ExecuteLocalActivity(lctx, ResolveActivity, in).Get(wc, &b); err != nil {
+			if x.goctx.Err() != nil {
+				done(nil, x.stopped())
+				return
+			}
+			done(nil, fmt.Errorf("workflow(%q): %s", ref, failureMessage(err)))
+			return
+		}
+		script, err := b.Load(x.hosts)
+		if err != nil {
+			done(nil, fmt.Errorf("workflow(%q): %w", ref, err))
+			return
+		}
+		framePath := sc.path + "/" + engine.ChildFrame(elem, script.Meta().Name)
+		mode := f.mode
+		if prev, ok := x.children[framePath]; ok && mode != fresh {
+			mode = crash
+			if prev.Hash != script.Hash() || !bytes.Equal(prev.Args, args) {
+				mode = edit
+			}
+		}
+		x.state.Children = append(x.state.Children, ChildInfo{ScriptInfo: engine.ScriptInfo{
+			Frame: framePath, Name: script.Meta().Name, Path: script.Path(), Hash: script.Hash()}, Args: args})
+		x.log(sc.path, "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, mode))
+		child := newFrame(x, framePath, f.depth+1, mode, script, args, broken, phase)
+		done(script.Run(withWorkflow(x.goctx, wc), child))
+	})
+}
+
+// failureMessage is the message of the innermost failure: the worker's
+// own words, not Temporal's wrapping.
+func failureMessage(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Message()
+	}
+	return err.Error()
+}

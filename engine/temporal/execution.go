@@ -1,0 +1,285 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// maxLogs bounds the log lines an execution keeps: its state travels as
+// one Temporal payload, which has a size limit. The oldest lines go first.
+const maxLogs = 2000
+
+// workflows holds what the workflow function needs besides its input.
+type workflows struct {
+	hosts *lang.Registry
+}
+
+// run is the Temporal workflow function: one execution of a run.
+func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
+	x := newExecution(ctx, w.hosts, in)
+	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return x.snapshot(), nil }); err != nil {
+		return nil, err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, RespondUpdate, x.respond,
+		workflow.UpdateHandlerOptions{Validator: x.validateResponse}); err != nil {
+		return nil, err
+	}
+	workflow.Go(x.host, func(wc workflow.Context) {
+		pauses := workflow.GetSignalChannel(wc, PauseSignal)
+		for {
+			var p Pause
+			pauses.Receive(wc, &p)
+			x.pauseFor(p.Reason)
+		}
+	})
+	// Stop is Temporal's cancellation of the workflow. The script runs under
+	// a disconnected context, so it hears of it here, in workflow code.
+	workflow.Go(ctx, func(wc workflow.Context) {
+		wc.Done().Receive(wc, nil)
+		x.stop()
+	})
+
+	if in.Rule == ruleStop {
+		return x.markStopped()
+	}
+	script, err := in.Script.Load(w.hosts)
+	if err != nil {
+		return x.finish(nil, err)
+	}
+	x.state.Name = script.Meta().Name
+	main := newFrame(x, "", 0, modeOf(in.Rule), script, in.Args, false, "")
+	result, err := script.Run(x.goctx, main)
+	return x.finish(result, err)
+}
+
+// markStopped is a stop execution: it runs nothing, keeps the figures of
+// the execution it follows, and ends stopped.
+func (x *execution) markStopped() (*State, error) {
+	if e := x.in.Ended; e != nil {
+		x.state.Phase = e.Phase
+		x.replayed, x.live, x.failed = e.Stats.Replayed, e.Stats.Live, e.Stats.Failed
+		x.usage = executors.Usage{InputTokens: e.Stats.InputTokens, CachedInputTokens: e.Stats.CachedInputTokens,
+			OutputTokens: e.Stats.OutputTokens, CostUSD: e.Stats.CostUSD}
+	}
+	x.stop()
+	return x.finish(nil, nil)
+}
+
+// execution is the state of one execution, owned by workflow code: one
+// coroutine runs at a time, so nothing here locks.
+type execution struct {
+	in    RunInput
+	hosts *lang.Registry
+	// wf is the workflow's own context, which Temporal cancels on a stop.
+	wf workflow.Context
+	// host is the workflow context the script and its calls run under. It
+	// is disconnected from the workflow's own, so that a stop reaches them
+	// only through goctx, at one deterministic point.
+	host workflow.Context
+	// calls is the context of live calls and their timers: ending the
+	// execution cancels it, and the activities with it.
+	calls       workflow.Context
+	cancelCalls workflow.CancelFunc
+	goctx       context.Context
+	cancel      context.CancelCauseFunc
+	cause       error
+
+	state    State
+	usage    executors.Usage // every live attempt of every execution so far
+	spent    int64           // tokens as the script's budget sees them
+	agents   int
+	replayed int
+	live     int
+	failed   int
+	running  int
+
+	ignored     map[string]bool       // agent() option keys warned about
+	prior       map[string]*PriorCall // path + "\x00" + fp, for replay
+	seen        map[string]bool
+	children    map[string]PriorChild
+	queue       []*agentCall
+	active      int // agent calls holding a concurrency slot
+	checkpoints []*Checkpoint
+	waiting     map[string]*waitingCheckpoint
+}
+
+func newExecution(ctx workflow.Context, hosts *lang.Registry, in RunInput) *execution {
+	host, _ := workflow.NewDisconnectedContext(ctx)
+	calls, cancelCalls := workflow.WithCancel(host)
+	goctx, cancel := context.WithCancelCause(withWorkflow(context.Background(), host))
+	x := &execution{
+		in: in, hosts: hosts, wf: ctx, host: host, calls: calls, cancelCalls: cancelCalls, goctx: goctx, cancel: cancel,
+		prior: map[string]*PriorCall{}, seen: map[string]bool{}, children: map[string]PriorChild{}, ignored: map[string]bool{},
+		waiting: map[string]*waitingCheckpoint{},
+	}
+	x.state = State{RunID: in.RunID, Name: in.Name, Epoch: in.Epoch, Status: engine.StatusRunning, StartedAt: workflow.Now(ctx)}
+	if p := in.Prior; p != nil {
+		x.usage = p.Usage
+		for i := range p.Calls {
+			c := &p.Calls[i]
+			x.prior[key(c.Path, c.Fingerprint)] = c
+		}
+		for _, k := range p.Seen {
+			x.seen[k] = true
+		}
+		for _, c := range p.Children {
+			x.children[c.Frame] = c
+		}
+	}
+	return x
+}
+
+func key(path, fp string) string { return path + "\x00" + fp }
+
+// lookup finds the answer of the call at path with fingerprint fp from an
+// earlier execution, claiming it. Under the edit rule a call never seen
+// before (new, or changed) breaks its scope's flow, so later calls there
+// run live: the engine's prefix rule.
+func (x *execution) lookup(sc *scope, path, fp string, mode replayMode) (*PriorCall, bool) {
+	if mode == fresh || (mode == edit && sc.flow.broken) {
+		return nil, false
+	}
+	k := key(path, fp)
+	if p := x.prior[k]; p != nil {
+		delete(x.prior, k)
+		return p, true
+	}
+	if mode == edit && !x.seen[k] {
+		sc.flow.broken = true
+	}
+	return nil, false
+}
+
+// now is the workflow's deterministic clock.
+func (x *execution) now() time.Time { return workflow.Now(x.host) }
+
+// log records a narrator line, a phase change or a warning.
+func (x *execution) log(path, level, msg string) {
+	if len(x.state.Logs) >= maxLogs {
+		x.state.Logs = slices.Delete(x.state.Logs, 0, len(x.state.Logs)-maxLogs+1)
+	}
+	x.state.Logs = append(x.state.Logs, engine.LogLine{Time: x.now().UTC(), Scope: path, Level: level, Message: msg})
+}
+
+// limitHit reports a limit the run ran into, so it is never silent.
+func (x *execution) limitHit(msg string) { x.log("", "warn", "limit reached: "+msg) }
+
+// pauseFor pauses the execution with a reason the user will see: live
+// calls are cancelled, and a resume replays what finished.
+func (x *execution) pauseFor(reason string) {
+	x.end(&pauseCause{reason: reason})
+}
+
+// stop ends the execution for good.
+func (x *execution) stop() { x.end(engine.ErrStopped) }
+
+// end cancels the script and every live call; the first cause wins, except
+// that a stop outranks a pause.
+func (x *execution) end(cause error) {
+	if x.cause == nil || (errors.Is(cause, engine.ErrStopped) && !errors.Is(x.cause, engine.ErrStopped)) {
+		x.cause = cause
+	}
+	x.cancel(x.cause)
+	x.cancelCalls()
+}
+
+// errExecutionEnded cancels what the script left behind when it returned.
+var errExecutionEnded = errors.New("execution ended")
+
+// pauseCause is a pause with a reason.
+type pauseCause struct{ reason string }
+
+func (p *pauseCause) Error() string { return "run paused: " + p.reason }
+func (p *pauseCause) Unwrap() error { return engine.ErrPaused }
+
+// finish settles the execution's status and returns it as the workflow's
+// outcome: completed and paused executions complete, a failed one fails,
+// and a stopped one is cancelled, each carrying its State.
+func (x *execution) finish(result json.RawMessage, err error) (*State, error) {
+	cause := x.cause
+	x.end(errExecutionEnded)
+	st := &x.state
+	switch {
+	case errors.Is(cause, engine.ErrStopped):
+		st.Status, err = engine.StatusStopped, nil
+	case errors.Is(cause, engine.ErrPaused):
+		st.Status, err = engine.StatusPaused, nil
+		var p *pauseCause
+		if errors.As(cause, &p) {
+			st.PauseReason = p.reason
+		}
+	case err != nil:
+		st.Status = engine.StatusFailed
+		st.Error = err.Error()
+	default:
+		st.Status = engine.StatusCompleted
+		st.Result = result
+	}
+	x.running = 0
+	for _, cp := range x.checkpoints {
+		cp.Pending = false
+	}
+	final := x.snapshot()
+	final.EndedAt = x.now().UTC()
+	switch final.Status {
+	case engine.StatusStopped:
+		if x.wf.Err() == nil {
+			// Stopped without Temporal's cancellation: a run marked stopped
+			// after it had ended (see RunInput.Rule). Temporal would take a
+			// cancelled error then for a failure.
+			return &final, nil
+		}
+		return nil, temporal.NewCanceledError(final)
+	case engine.StatusFailed:
+		return nil, temporal.NewApplicationErrorWithOptions(final.Error, scriptFailed,
+			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{final}})
+	}
+	return &final, nil
+}
+
+// scriptFailed is the type of the error a failed execution fails with.
+const scriptFailed = "ScriptFailed"
+
+// snapshot is the execution's State as the query reports it.
+func (x *execution) snapshot() State {
+	st := x.state
+	st.Stats.Agents = x.replayed + x.live + x.failed
+	st.Stats.Replayed, st.Stats.Live, st.Stats.Failed, st.Stats.Running = x.replayed, x.live, x.failed, x.running
+	st.Calls = min(x.agents, x.in.Options.MaxAgents)
+	st.Stats.InputTokens, st.Stats.CachedInputTokens = x.usage.InputTokens, x.usage.CachedInputTokens
+	st.Stats.OutputTokens, st.Stats.CostUSD = x.usage.OutputTokens, x.usage.CostUSD
+	st.Logs = slices.Clone(st.Logs)
+	st.Children = slices.Clone(st.Children)
+	st.Checkpoints = make([]Checkpoint, len(x.checkpoints))
+	for i, cp := range x.checkpoints {
+		st.Checkpoints[i] = *cp
+	}
+	return st
+}
+
+// addUsage counts what a live attempt cost: in the run's totals and in the
+// spend the budget checks.
+func (x *execution) addUsage(u executors.Usage) {
+	x.usage = x.usage.Add(u)
+	x.state.Usage = x.state.Usage.Add(u)
+	x.spent += u.Total()
+}
+
+// stopped is the error a call gets when the execution is ending.
+func (x *execution) stopped() error {
+	if x.cause != nil {
+		return x.cause
+	}
+	return fmt.Errorf("%w: the execution is ending", engine.ErrStopped)
+}

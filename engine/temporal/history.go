@@ -1,0 +1,261 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors"
+)
+
+// execHistory is one execution of a run, folded from its Temporal history:
+// its input, its agent calls and, once it has ended, its State.
+type execHistory struct {
+	runID     string // Temporal's run id of the execution
+	input     RunInput
+	startedAt time.Time
+	calls     []*agentRecord // in the order they were scheduled
+	// state is the execution's result; nil while it runs or when it ended
+	// without one (terminated from outside, say).
+	state  *State
+	closed bool
+	// closedAs says how it ended when it ended without a State.
+	closedAs string
+}
+
+// agentRecord is one attempt of an agent call, as the history has it.
+type agentRecord struct {
+	input     AgentInput
+	status    string // running, done, failed, cancelled
+	output    AgentOutput
+	failure   AgentFailure
+	errKind   string
+	errMsg    string
+	scheduled time.Time
+	ended     time.Time
+}
+
+var dataConverter = converter.GetDefaultDataConverter()
+
+// readExecution folds the history of one execution.
+func (c *Client) readExecution(ctx context.Context, runID, temporalRunID string) (*execHistory, error) {
+	e := &execHistory{runID: temporalRunID}
+	bySchedule := map[int64]*agentRecord{}
+	it := c.sdk.GetWorkflowHistory(ctx, runID, temporalRunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read the history of %s: %w", runID, err)
+		}
+		if err := e.apply(ev, bySchedule); err != nil {
+			return nil, fmt.Errorf("read the history of %s: event %d: %w", runID, ev.GetEventId(), err)
+		}
+	}
+	if e.input.RunID == "" {
+		return nil, fmt.Errorf("%s: the Temporal workflow is not a dynworkflow run", runID)
+	}
+	return e, nil
+}
+
+func (e *execHistory) apply(ev *historypb.HistoryEvent, bySchedule map[int64]*agentRecord) error {
+	at := ev.GetEventTime().AsTime()
+	switch ev.GetEventType() {
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+		e.startedAt = at
+		return dataConverter.FromPayloads(ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &e.input)
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		if a.GetActivityType().GetName() != AgentActivity {
+			return nil
+		}
+		r := &agentRecord{status: "running", scheduled: at}
+		if err := dataConverter.FromPayloads(a.GetInput(), &r.input); err != nil {
+			return err
+		}
+		bySchedule[ev.GetEventId()] = r
+		e.calls = append(e.calls, r)
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+		a := ev.GetActivityTaskCompletedEventAttributes()
+		if r := bySchedule[a.GetScheduledEventId()]; r != nil {
+			r.status, r.ended = "done", at
+			return dataConverter.FromPayloads(a.GetResult(), &r.output)
+		}
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+		a := ev.GetActivityTaskFailedEventAttributes()
+		if r := bySchedule[a.GetScheduledEventId()]; r != nil {
+			r.status, r.ended = "failed", at
+			f := a.GetFailure()
+			r.errKind, r.errMsg = errTerminal, f.GetMessage()
+			if info := f.GetApplicationFailureInfo(); info != nil {
+				r.errKind = info.GetType()
+				if info.GetDetails() != nil {
+					_ = dataConverter.FromPayloads(info.GetDetails(), &r.failure)
+				}
+			}
+		}
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+		a := ev.GetActivityTaskTimedOutEventAttributes()
+		if r := bySchedule[a.GetScheduledEventId()]; r != nil {
+			r.status, r.ended, r.errKind = "failed", at, errTerminal
+			r.errMsg = "the call was lost: " + a.GetFailure().GetMessage()
+		}
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+		a := ev.GetActivityTaskCanceledEventAttributes()
+		if r := bySchedule[a.GetScheduledEventId()]; r != nil {
+			r.status, r.ended = "cancelled", at
+		}
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+		e.closed = true
+		e.state = &State{}
+		return dataConverter.FromPayloads(ev.GetWorkflowExecutionCompletedEventAttributes().GetResult(), e.state)
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
+		e.closed = true
+		f := ev.GetWorkflowExecutionFailedEventAttributes().GetFailure()
+		if info := f.GetApplicationFailureInfo(); info != nil && info.GetType() == scriptFailed && info.GetDetails() != nil {
+			e.state = &State{}
+			return dataConverter.FromPayloads(info.GetDetails(), e.state)
+		}
+		e.closedAs = "failed in Temporal: " + f.GetMessage()
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
+		e.closed = true
+		if d := ev.GetWorkflowExecutionCanceledEventAttributes().GetDetails(); d != nil {
+			e.state = &State{}
+			return dataConverter.FromPayloads(d, e.state)
+		}
+		e.closedAs = "cancelled in Temporal"
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+		e.closed = true
+		e.closedAs = "terminated in Temporal: " + ev.GetWorkflowExecutionTerminatedEventAttributes().GetReason()
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+		e.closed = true
+		e.closedAs = "timed out in Temporal"
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+		e.closed = true
+		e.closedAs = "continued as new in Temporal"
+	}
+	return nil
+}
+
+// usage is what the attempt cost, whether it answered or not.
+func (r *agentRecord) usage() executors.Usage {
+	if r.status == "done" {
+		return r.output.Usage
+	}
+	return r.failure.Usage
+}
+
+// readRun reads every execution of a run, oldest first.
+func (c *Client) readRun(ctx context.Context, runID string) ([]*execHistory, error) {
+	desc, err := c.describe(ctx, runID)
+	if err != nil {
+		return nil, notFound(runID, err)
+	}
+	latest, err := c.readExecution(ctx, runID, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*execHistory, 0, len(latest.input.Previous)+1)
+	for _, rid := range latest.input.Previous {
+		e, err := c.readExecution(ctx, runID, rid)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return append(out, latest), nil
+}
+
+// prior folds the executions into what a new execution replays, as the
+// local engine folds its journal (engine/history.go): a later answer for a
+// path and fingerprint supersedes an earlier one, and a failure forgets it.
+func prior(execs []*execHistory) *Prior {
+	p := &Prior{}
+	index := map[string]int{}
+	seen := map[string]bool{}
+	finish := func(path, fp string, c PriorCall) {
+		k := key(path, fp)
+		seen[k] = true
+		if i, ok := index[k]; ok {
+			p.Calls[i] = c
+			return
+		}
+		index[k] = len(p.Calls)
+		p.Calls = append(p.Calls, c)
+	}
+	forget := func(path, fp string) {
+		k := key(path, fp)
+		if i, ok := index[k]; ok {
+			p.Calls[i].Path = "" // dropped below
+			delete(index, k)
+		}
+	}
+	children := map[string]int{}
+	for _, e := range execs {
+		for _, r := range e.calls {
+			seen[key(r.input.Path, r.input.Fingerprint)] = true
+			p.Usage = p.Usage.Add(r.usage())
+			switch {
+			case r.status == "done":
+				finish(r.input.Path, r.input.Fingerprint, PriorCall{Path: r.input.Path, Fingerprint: r.input.Fingerprint, Result: r.output.Value, Usage: r.output.Usage})
+			case r.status == "failed" && r.errKind != errTransient:
+				forget(r.input.Path, r.input.Fingerprint)
+			}
+		}
+		if e.state == nil {
+			continue
+		}
+		for _, cp := range e.state.Checkpoints {
+			if cp.Source != "" && cp.Source != "journal" {
+				finish(cp.Path, cp.Fingerprint, PriorCall{Path: cp.Path, Fingerprint: cp.Fingerprint, Result: cp.Answer})
+			}
+		}
+		for _, ch := range e.state.Children {
+			pc := PriorChild{Frame: ch.Frame, Hash: ch.Hash, Args: ch.Args}
+			if i, ok := children[ch.Frame]; ok {
+				p.Children[i] = pc
+			} else {
+				children[ch.Frame] = len(p.Children)
+				p.Children = append(p.Children, pc)
+			}
+		}
+	}
+	kept := p.Calls[:0]
+	for _, c := range p.Calls {
+		if c.Path != "" {
+			kept = append(kept, c)
+		}
+	}
+	p.Calls = kept
+	for k := range seen {
+		p.Seen = append(p.Seen, k)
+	}
+	slices.Sort(p.Seen)
+	return p
+}
+
+// notFound wraps engine.ErrNotFound for a run Temporal does not know.
+func notFound(runID string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w: %s is not a workflow on the Temporal server (%v)", engine.ErrNotFound, runID, err)
+	}
+	return fmt.Errorf("describe %s on Temporal: %w", runID, err)
+}
+
+// describe asks Temporal about the run's latest execution.
+func (c *Client) describe(ctx context.Context, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d, err := c.sdk.DescribeWorkflow(ctx, runID, "")
+	if err != nil {
+		return nil, err
+	}
+	return d.RawResponse, nil
+}

@@ -1,0 +1,212 @@
+package temporal
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// The names this package registers with Temporal. They are part of the
+// protocol between clients and workers of different builds: keep them.
+const (
+	WorkflowName        = "dynworkflow.Run"
+	AgentActivity       = "dynworkflow.Agent"
+	ResolveActivity     = "dynworkflow.ResolveWorkflow"
+	StateQuery          = "dynworkflow.state"
+	RespondUpdate       = "dynworkflow.respond"
+	PauseSignal         = "dynworkflow.pause"
+	DefaultTaskQueue    = index.DefaultTaskQueue
+	DefaultNamespace    = index.DefaultNamespace
+	DefaultHeartbeat    = index.DefaultHeartbeat
+	defaultAgentTimeout = 24 * time.Hour
+	ruleStop            = "stop"
+)
+
+// RunInput starts one execution of a run.
+type RunInput struct {
+	RunID string `json:"runId"`
+	// Epoch is 0 for the first execution and grows by one per resume.
+	Epoch int `json:"epoch"`
+	// Rule is how this execution replays: fresh, crash or edit; or
+	// "stop", an execution that runs nothing and ends stopped, which marks
+	// a run that had ended as one that cannot be resumed.
+	Rule    string          `json:"rule"`
+	Script  Bundle          `json:"script"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Options engine.Options  `json:"options"`
+	// Cwd is the project directory: agents work there and child workflows
+	// are looked up under it, so workers must see the project at this path.
+	Cwd string `json:"cwd"`
+	// Human says somebody can answer checkpoints (with respond); without
+	// one they follow their headless policy at once, as in a local run.
+	Human bool `json:"human"`
+	// Heartbeat is how long a worker may stay silent while it runs an agent
+	// before the call is given to another worker.
+	Heartbeat time.Duration `json:"heartbeat"`
+	// Prior holds what earlier executions finished, for replay.
+	Prior *Prior `json:"prior,omitempty"`
+	// Ended is, for a stop execution, the state of the execution it
+	// follows, whose figures the run keeps.
+	Ended *State `json:"ended,omitempty"`
+
+	// What show needs to tell the whole run from its latest execution.
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	ScriptHash  string    `json:"scriptHash"`
+	CreatedAt   time.Time `json:"createdAt"`
+	// Previous are the Temporal run ids of the earlier executions, oldest
+	// first.
+	Previous []string `json:"previous,omitempty"`
+}
+
+// Prior is what a resumed execution replays: the finished calls of every
+// earlier execution, folded as the local engine folds its journal.
+type Prior struct {
+	// Calls are the finished calls, each with its latest answer.
+	Calls []PriorCall `json:"calls,omitempty"`
+	// Seen lists path+"\x00"+fingerprint of every call ever started: a call
+	// seen before is not a change to the script, even if it never finished.
+	Seen []string `json:"seen,omitempty"`
+	// Children are the child workflows earlier executions ran, by frame path.
+	Children []PriorChild `json:"children,omitempty"`
+	// Usage is what every earlier execution cost.
+	Usage executors.Usage `json:"usage"`
+}
+
+// PriorCall is one finished call of an earlier execution.
+type PriorCall struct {
+	Path        string          `json:"path"`
+	Fingerprint string          `json:"fp"`
+	Result      json.RawMessage `json:"result"`
+	Usage       executors.Usage `json:"usage"`
+}
+
+// PriorChild is a child workflow an earlier execution ran.
+type PriorChild struct {
+	Frame string          `json:"frame"`
+	Hash  string          `json:"hash"`
+	Args  json.RawMessage `json:"args,omitempty"`
+}
+
+// AgentInput is one attempt of an agent call, as its activity gets it. It
+// also carries what `show` prints of the call, since the call's history
+// events are where show reads it.
+type AgentInput struct {
+	RunID       string `json:"runId"`
+	Path        string `json:"path"`
+	Fingerprint string `json:"fp"`
+	Prompt      string `json:"prompt"`
+	Label       string `json:"label,omitempty"`
+	Phase       string `json:"phase,omitempty"`
+	Executor    string `json:"executor"`
+	Model       string `json:"model,omitempty"`
+	Effort      string `json:"effort,omitempty"`
+	// Permissions is the policy the call asked for, or its run; "" lets
+	// the worker's executor configuration decide.
+	Permissions executors.Permissions `json:"permissions,omitempty"`
+	AgentType   string                `json:"agentType,omitempty"`
+	Isolation   string                `json:"isolation,omitempty"`
+	Schema      json.RawMessage       `json:"schema,omitempty"`
+	Cwd         string                `json:"cwd"`
+	// Attempt counts the call's attempts across transient retries, from 1.
+	Attempt int `json:"attempt"`
+	// SchemaAttempts is how many answers a schema call may give.
+	SchemaAttempts int `json:"schemaAttempts"`
+	// TimeoutMs bounds the executor's run; 0 means none.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// AgentOutput is the answer of an agent call.
+type AgentOutput struct {
+	Value    json.RawMessage         `json:"value"`
+	Usage    executors.Usage         `json:"usage"`
+	Provider string                  `json:"provider,omitempty"`
+	Model    string                  `json:"model,omitempty"`
+	Attempts int                     `json:"attempts"` // executor runs, schema repairs included
+	DurMs    int64                   `json:"durMs"`
+	History  []executors.HistoryItem `json:"history,omitempty"`
+	Worker   string                  `json:"worker,omitempty"`
+}
+
+// The types of the errors an agent activity fails with. Each one is
+// non-retryable for Temporal: what to do next is the workflow's decision.
+const (
+	errTerminal    = "terminal"
+	errTransient   = "transient"
+	errRateLimited = "rate-limited"
+	errSchema      = "schema"
+	errUnavailable = "unavailable"
+)
+
+// AgentFailure is the detail of an agent activity's failure.
+type AgentFailure struct {
+	Usage      executors.Usage `json:"usage"`
+	Attempts   int             `json:"attempts"`
+	RetryAfter time.Duration   `json:"retryAfter,omitempty"`
+	// TimedOut says the last attempt ran out of its time.
+	TimedOut bool `json:"timedOut,omitempty"`
+	// Reason is, for a schema failure, why the last answer failed it.
+	Reason string `json:"reason,omitempty"`
+}
+
+// ResolveInput asks a worker to find a child workflow's script.
+type ResolveInput struct {
+	Ref string `json:"ref"`
+	// Dir is the parent script's directory: a relative path starts there.
+	Dir string `json:"dir"`
+	Cwd string `json:"cwd"`
+}
+
+// State is what a running execution reports through its query, and what it
+// returns once it has ended.
+type State struct {
+	RunID       string          `json:"runId"`
+	Name        string          `json:"name"`
+	Epoch       int             `json:"epoch"`
+	Status      engine.Status   `json:"status"`
+	PauseReason string          `json:"pauseReason,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	Phase       string          `json:"phase,omitempty"`
+	Result      json.RawMessage `json:"result,omitempty"`
+	Stats       store.Stats     `json:"stats"`
+	// Calls counts the agent() calls made so far, those waiting for a
+	// concurrency slot included: what a progress bar can show.
+	Calls int `json:"calls"`
+	// Usage is what this execution's live calls cost.
+	Usage       executors.Usage  `json:"usage"`
+	Logs        []engine.LogLine `json:"logs,omitempty"`
+	Checkpoints []Checkpoint     `json:"checkpoints,omitempty"`
+	Children    []ChildInfo      `json:"children,omitempty"`
+	StartedAt   time.Time        `json:"startedAt"`
+	EndedAt     time.Time        `json:"endedAt,omitzero"`
+}
+
+// Checkpoint is a checkpoint() call of an execution: waiting for an
+// answer, or answered.
+type Checkpoint struct {
+	Path        string                 `json:"path"`
+	Fingerprint string                 `json:"fp"`
+	Phase       string                 `json:"phase,omitempty"`
+	Request     lang.CheckpointRequest `json:"request"`
+	Pending     bool                   `json:"pending,omitempty"`
+	Answer      json.RawMessage        `json:"answer,omitempty"`
+	Source      string                 `json:"source,omitempty"` // human, headless-default, timeout-default
+	AskedAt     time.Time              `json:"askedAt"`
+	AnsweredAt  time.Time              `json:"answeredAt,omitzero"`
+}
+
+// Response answers a pending checkpoint.
+type Response struct {
+	Path   string          `json:"path"`
+	Answer json.RawMessage `json:"answer"`
+}
+
+// Pause asks an execution to pause.
+type Pause struct {
+	Reason string `json:"reason"`
+}

@@ -1,0 +1,330 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/internal/worktree"
+)
+
+// WorktreeState is a kept worktree as the journal recorded it and as git
+// has it now.
+type WorktreeState struct {
+	RunID string `json:"runId"`
+	KeptWorktree
+	// Active: the call is running in it now. Never cleaned.
+	Active bool `json:"active,omitempty"`
+	// Unsettled: a process died while the call ran in it; its edits are
+	// committed by the next resume (or run, or serve) of the project.
+	Unsettled bool `json:"unsettled,omitempty"`
+	// Orphan: the worktree's run was deleted; only git knows of it.
+	Orphan bool `json:"orphan,omitempty"`
+	// Leftover: its agent changed nothing and it was to be removed, but
+	// the removal failed.
+	Leftover bool `json:"leftover,omitempty"`
+	// Exists: its directory is still there.
+	Exists bool `json:"exists"`
+	// BranchHead is where its branch is now, "" when the branch is gone.
+	BranchHead string `json:"branchHead,omitempty"`
+	// Dirty: the directory holds edits that are on no commit.
+	Dirty bool `json:"dirty,omitempty"`
+	// Merged: the branch's work is in the project's HEAD (or the branch
+	// is gone and nothing is left uncommitted).
+	Merged bool `json:"merged"`
+	// Now is the diff stat from the base to the branch as it is now.
+	Now worktree.Stat `json:"now"`
+}
+
+// Moved reports a branch that is not where the call left it.
+func (w *WorktreeState) Moved() bool {
+	return w.BranchHead != "" && w.Head != "" && w.BranchHead != w.Head
+}
+
+// Worktrees lists the kept worktrees of run id, or of every run when id
+// is empty, with their state in git now. Worktrees whose directory and
+// branch are both gone are left out.
+func (rt *Runtime) Worktrees(ctx context.Context, id string) ([]WorktreeState, error) {
+	if id != "" {
+		if err := store.ValidRunID(id); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(rt.store.RunPaths(id).Journal); err != nil && !rt.hasWorktreeDirs(id) {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+	}
+	repo, err := rt.repo(ctx)
+	if err != nil {
+		if _, ok := unavailable(err, rt.cfg.Cwd); ok && !rt.hasWorktreeDirs(id) {
+			return nil, nil // no git, and nothing was ever kept here
+		}
+		return nil, err
+	}
+	head, err := repo.Head(ctx)
+	if err != nil && !errors.Is(err, worktree.ErrNoCommit) {
+		return nil, err
+	}
+	heads, err := repo.BranchHeads(ctx, branchRoot)
+	if err != nil {
+		return nil, err
+	}
+	ids := []string{id}
+	if id == "" {
+		ids = rt.runsWithWorktrees(heads)
+	}
+	var out []WorktreeState
+	for _, id := range ids {
+		states, err := rt.runWorktrees(ctx, repo, id, heads)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, states...)
+	}
+	kept := out[:0]
+	for _, w := range out {
+		if err := fillLiveState(ctx, repo, head, heads, &w); err != nil {
+			return nil, err
+		}
+		if w.Exists || w.BranchHead != "" || w.Active {
+			kept = append(kept, w)
+		}
+	}
+	return kept, nil
+}
+
+// hasWorktreeDirs reports whether run id (any run when empty) has
+// worktree directories.
+func (rt *Runtime) hasWorktreeDirs(id string) bool {
+	dir := rt.store.WorktreesRoot()
+	if id != "" {
+		dir = rt.store.WorktreesDir(id)
+	}
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) > 0
+}
+
+// runsWithWorktrees lists, sorted, the runs that have worktree directories
+// or branches: the only runs that can have kept worktrees.
+func (rt *Runtime) runsWithWorktrees(heads map[string]string) []string {
+	set := map[string]bool{}
+	if entries, err := os.ReadDir(rt.store.WorktreesRoot()); err == nil {
+		for _, e := range entries {
+			if e.IsDir() && store.ValidRunID(e.Name()) == nil {
+				set[e.Name()] = true
+			}
+		}
+	}
+	for branch := range heads {
+		run, _, _ := strings.Cut(strings.TrimPrefix(branch, branchRoot), "/")
+		if store.ValidRunID(run) == nil {
+			set[run] = true
+		}
+	}
+	ids := make([]string, 0, len(set))
+	for id := range set {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// runWorktrees returns run id's kept, active and unsettled worktrees from
+// its journal, and the directories and branches of a deleted run.
+func (rt *Runtime) runWorktrees(ctx context.Context, repo *worktree.Repo, id string, heads map[string]string) ([]WorktreeState, error) {
+	d, err := rt.Inspect(id)
+	if errors.Is(err, ErrNotFound) {
+		return rt.orphanWorktrees(ctx, repo, id, heads)
+	}
+	if err != nil {
+		return nil, err
+	}
+	_, held, _ := rt.store.LeaseHolder(id)
+	_, live := rt.Live(id)
+	running := held || live
+	var out []WorktreeState
+	for _, k := range d.Worktrees {
+		out = append(out, WorktreeState{RunID: id, KeptWorktree: k})
+	}
+	for _, c := range d.Calls {
+		w := c.Worktree
+		if w == nil {
+			continue
+		}
+		k := KeptWorktree{Path: c.Path, Label: c.Label, Epoch: c.Epoch, Worktree: *w}
+		switch w.Status {
+		case worktreeActive:
+			out = append(out, WorktreeState{RunID: id, KeptWorktree: k, Active: running, Unsettled: !running})
+		case worktreeRemoved:
+			// Listed only if the removal left something behind.
+			out = append(out, WorktreeState{RunID: id, KeptWorktree: k, Leftover: true})
+		}
+	}
+	return out, nil
+}
+
+// orphanWorktrees are what git knows of the worktrees of a deleted run.
+func (rt *Runtime) orphanWorktrees(ctx context.Context, repo *worktree.Repo, id string, heads map[string]string) ([]WorktreeState, error) {
+	list, err := repo.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prefix := branchRoot + id + "/"
+	dirOf := map[string]string{}
+	for _, e := range list {
+		if strings.HasPrefix(e.Branch, prefix) {
+			dirOf[e.Branch] = e.Dir
+		}
+	}
+	var out []WorktreeState
+	for branch, head := range heads {
+		if strings.HasPrefix(branch, prefix) {
+			out = append(out, WorktreeState{RunID: id, Orphan: true, KeptWorktree: KeptWorktree{
+				Worktree: Worktree{Status: worktreeKept, Dir: dirOf[branch], Branch: branch, Head: head}}})
+		}
+	}
+	slices.SortFunc(out, func(a, b WorktreeState) int { return strings.Compare(a.Branch, b.Branch) })
+	return out, nil
+}
+
+// fillLiveState reads a worktree's state in git now.
+func fillLiveState(ctx context.Context, repo *worktree.Repo, projectHead string, heads map[string]string, w *WorktreeState) error {
+	var err error
+	w.BranchHead = heads[w.Branch]
+	if w.Dir != "" {
+		if fi, err := os.Stat(w.Dir); err == nil && fi.IsDir() {
+			w.Exists = true
+		}
+	}
+	if w.Exists && !w.Active {
+		if w.Dirty, err = repo.Attach(w.Dir, w.Branch, w.Base).Dirty(ctx); err != nil {
+			return err
+		}
+	}
+	if w.BranchHead != "" && w.Base != "" {
+		if w.Now, err = repo.DiffStat(ctx, w.Base, w.BranchHead); err != nil {
+			return err
+		}
+	}
+	switch {
+	case w.Dirty || w.Active || w.Unsettled:
+	case w.BranchHead == "", w.Leftover && w.BranchHead == w.Head:
+		// Nothing is on the branch that is not on its base.
+		w.Merged = true
+	case projectHead != "":
+		if w.Merged, err = repo.IsAncestor(ctx, w.BranchHead, projectHead); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CleanResult is what Clean did with one worktree.
+type CleanResult struct {
+	WorktreeState
+	Removed bool `json:"removed"`
+	// Reason says why a worktree was kept.
+	Reason string `json:"reason,omitempty"`
+}
+
+// ErrUnmerged is returned by CleanWorktrees when a worktree the caller
+// named holds work that is not merged and force was not given.
+var ErrUnmerged = errors.New("refusing to remove unmerged work without --force")
+
+// CleanWorktrees removes kept worktrees and their branches: those named by
+// branches (full branch names, or the part after dynworkflow/<run>/), or,
+// when none are named, every merged one of run id (every run when empty).
+// Work that is not merged into the project's HEAD, or not committed, is
+// removed only with force; a named one that is refused makes the error
+// ErrUnmerged. Worktrees of calls running now are never touched.
+func (rt *Runtime) CleanWorktrees(ctx context.Context, id string, branches []string, force bool) ([]CleanResult, error) {
+	states, err := rt.Worktrees(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	named := map[string]bool{}
+	for _, b := range branches {
+		named[b] = false
+	}
+	var results []CleanResult
+	for _, w := range states {
+		isNamed := false
+		for _, b := range branches {
+			if matchesBranch(w, b) {
+				named[b], isNamed = true, true
+			}
+		}
+		if len(branches) > 0 && !isNamed {
+			continue
+		}
+		if !w.Exists && w.BranchHead == "" {
+			continue
+		}
+		res := CleanResult{WorktreeState: w}
+		switch {
+		case w.Active:
+			res.Reason = "its call is running in it now"
+		case w.Unsettled && !force:
+			res.Reason = "it holds the uncommitted edits of an interrupted call; resume the run to commit them, or " + forceHint(w)
+		case w.Dirty && !force:
+			res.Reason = "it has uncommitted edits; commit them, or " + forceHint(w)
+		case !w.Merged && !force:
+			res.Reason = fmt.Sprintf("not merged into HEAD (%s); merge it, or %s", w.Now, forceHint(w))
+		default:
+			res.Removed, res.Reason = true, ""
+		}
+		if res.Removed {
+			if err := rt.removeWorktree(ctx, w, force); err != nil {
+				res.Removed, res.Reason = false, err.Error()
+			}
+		}
+		results = append(results, res)
+	}
+	var missing []string
+	for b, found := range named {
+		if !found {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return results, fmt.Errorf("no kept worktree has the branch %s (see: dynworkflow worktrees)", strings.Join(missing, ", "))
+	}
+	for _, res := range results {
+		if !res.Removed && len(branches) > 0 {
+			return results, fmt.Errorf("%w: %s: %s", ErrUnmerged, res.Branch, res.Reason)
+		}
+	}
+	return results, nil
+}
+
+func forceHint(w WorktreeState) string {
+	return fmt.Sprintf("delete it anyway with: dynworkflow worktrees clean %s %s --force", w.RunID, w.Branch)
+}
+
+func matchesBranch(w WorktreeState, name string) bool {
+	return name == w.Branch || name == strings.TrimPrefix(w.Branch, branchRoot+w.RunID+"/") || (w.Dir != "" && filepath.Clean(name) == w.Dir)
+}
+
+// removeWorktree deletes a worktree's directory and its branch.
+func (rt *Runtime) removeWorktree(ctx context.Context, w WorktreeState, force bool) error {
+	repo, err := rt.repo(ctx)
+	if err != nil {
+		return err
+	}
+	branch := ""
+	if w.BranchHead != "" {
+		branch = w.Branch
+	}
+	if err := repo.Attach(w.Dir, branch, w.Base).Remove(ctx, w.BranchHead, force || w.Unsettled); err != nil {
+		return err
+	}
+	if dir := rt.store.WorktreesDir(w.RunID); dir != "" {
+		_ = os.Remove(dir)
+	}
+	return nil
+}

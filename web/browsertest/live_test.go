@@ -1,0 +1,60 @@
+package browsertest_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dynworkflow/dynworkflow/executors/simulate"
+)
+
+const liveScript = `export const meta = {
+  name: 'live-agents',
+  description: 'Four agents that take their time',
+  phases: ['Work', 'Sum up'],
+}
+phase('Work')
+const out = await parallel([1, 2, 3, 4].map(i => () =>
+  agent('task ' + i + ' [simulate:sleep=' + (i * 700) + 'ms]', { label: 'task-' + i })))
+phase('Sum up')
+const sum = await agent('sum up ' + out.length + ' answers', { label: 'sum' })
+return { answers: out.length, sum }
+`
+
+// TestAgentsChangeLive: the run view shows agents start and finish, and
+// the run complete, as it happens, without a reload; the run list shows a
+// run started after the page loaded.
+func TestAgentsChangeLive(t *testing.T) {
+	s := newServer(t, simulate.Config{})
+	tb := newTab(t)
+	tb.navigate(s.link(""))
+	tb.waitFor("the run list", `document.body.dataset.state === "ready" && document.body.dataset.conn === "live"`)
+
+	id := s.start(liveScript)
+	row := `document.querySelector('.run-row[data-run=` + jsString(id) + `]')`
+	tb.waitFor("the new run in the list", row+` && `+row+`.querySelector('.badge').textContent === "running"`)
+
+	tb.click(`.run-row[data-run="` + id + `"]`)
+	tb.waitFor("the run view", `document.querySelector('.view-run h1') && document.querySelector('.view-run h1').textContent === "live-agents"`)
+	// The page must not reload from here on: a reload would lose this.
+	eval[bool](tb, `window.stillHere = true`)
+
+	agent := func(label string) string {
+		return `[...document.querySelectorAll('.agent-row')].find(r => r.querySelector('.a-name').textContent === ` + jsString(label) + `)`
+	}
+	tb.waitFor("task-4 running", agent("task-4")+`?.dataset.status === "running"`)
+	tb.waitFor("task-1 done while task-4 still runs", agent("task-1")+`?.dataset.status === "done" && `+agent("task-4")+`?.dataset.status === "running"`)
+	tb.waitFor("the Sum up phase", `document.querySelector('[data-stat=phase]').textContent.startsWith("Sum up (2 of 2)")`)
+	tb.waitFor("task-4 done", agent("task-4")+`?.dataset.status === "done"`)
+	tb.waitFor("the run completed", `document.querySelector('.run-sub .badge').textContent === "completed"`)
+	tb.waitFor("the result", `document.querySelector('[data-field=run-result]')?.textContent.includes('"answers": 4')`)
+	if !eval[bool](tb, `window.stillHere === true`) {
+		t.Fatal("the page reloaded")
+	}
+	counts := eval[string](tb, `document.querySelector('.phase[data-phase="Work"] .phase-counts').textContent`)
+	if !strings.HasPrefix(counts, "4 agents") || !strings.Contains(counts, "4 done") {
+		t.Errorf("Work phase counts: %q", counts)
+	}
+	if d := s.detail(id); d.Summary.Status != "completed" {
+		t.Errorf("the API says %s", d.Summary.Status)
+	}
+}
