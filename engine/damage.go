@@ -48,6 +48,8 @@ func describeDamage(damaged []journal.Damage, finished func(path string) bool) [
 			}
 		case recStarted, recRetry:
 			rec.Effect = "it seems to be the start or retry of a call; nothing is lost"
+		case recWorktree:
+			rec.Effect = "it seems to say what became of a call's worktree; the worktree itself is untouched (see: dynworkflow worktrees)"
 		case recFailed:
 			rec.Effect = "it seems to be a call's failure; the call runs again on resume"
 		case recLog, recPhase:
@@ -84,7 +86,7 @@ var recordMarkers = []struct{ marker, typ string }{
 func guessRecord(head []byte) (typ, path string) {
 	typ = stringField(head, "type")
 	switch typ {
-	case recRun, recResume, recScript, recStarted, recFinished, recFailed, recRetry, recLog, recPhase, recEnd:
+	case recRun, recResume, recScript, recStarted, recFinished, recFailed, recRetry, recWorktree, recLog, recPhase, recEnd:
 	default:
 		typ = ""
 		for _, m := range recordMarkers {
