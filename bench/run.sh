@@ -68,6 +68,10 @@ gb() {
 		result "isolation, 10k files: floor add + remove + branch -D, $u" "$(gb BenchmarkIsolation10k/floor-add-remove "$unit")" ms -
 		result "isolation, 10k files: a call editing one file (set-up + commit), $u" "$(gb BenchmarkIsolation10k/edit-waits "$unit")" ms -
 	done
+	result "engine: finished-to-durable window, 16 at a time, p50" "$(gb BenchmarkFinishedToDurable p50-ms)" ms -
+	result "engine: finished-to-durable window, 16 at a time, p99" "$(gb BenchmarkFinishedToDurable p99-ms)" ms "<20"
+	result "engine: finished-to-durable window, 16 at a time, max" "$(gb BenchmarkFinishedToDurable max-ms)" ms -
+	result "engine: one bare append+fdatasync here, wall" "$(gb BenchmarkFinishedToDurable fsync-ms)" ms -
 } >"$OUT/results.tsv"
 
 for script in cli-fanout.sh cli-list.sh cli-resume.sh; do

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,8 +29,11 @@ type history struct {
 	end       *endInfo
 	// usage is what every live attempt of every execution cost.
 	usage executors.Usage
-	// running is how many calls started without an end record, at the tail.
-	repair journal.Repair
+	// report is what the scan found besides good records: a torn tail it
+	// moved aside, damaged lines it skipped.
+	report journal.Report
+	// damaged describes the damaged lines, for the user.
+	damaged []DamagedRecord
 	// worktrees is what the journal says of each isolated call's worktree,
 	// by directory.
 	worktrees map[string]*worktreeTrail
@@ -64,12 +68,11 @@ func loadHistory(path string) (*history, error) {
 	// execution, for its call.finished record to take.
 	settledBy := map[string]*Worktree{}
 	sawRun := false
-	line := 0
-	repair, err := journal.Scan(path, func(b []byte) error {
-		line++
+	finished := map[string]bool{}
+	report, err := journal.Scan(path, func(b []byte) error {
 		var r foldRecord
 		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: line %d: %w", path, line, err)
+			return err
 		}
 		if r.Seq > h.lastSeq {
 			h.lastSeq = r.Seq
@@ -77,7 +80,7 @@ func loadHistory(path string) (*history, error) {
 		switch r.Type {
 		case recRun:
 			if r.Run == nil {
-				return fmt.Errorf("%s: line %d: run record without a header", path, line)
+				return errors.New("a run record without its header")
 			}
 			sawRun = true
 			h.created = time.UnixMilli(r.Time)
@@ -87,7 +90,7 @@ func loadHistory(path string) (*history, error) {
 			h.executors = r.Run.Executors
 		case recResume:
 			if r.Resume == nil {
-				return fmt.Errorf("%s: line %d: resume record without a header", path, line)
+				return errors.New("a resume record without its header")
 			}
 			h.epoch = r.Epoch
 			h.scriptHash = r.Resume.NewHash
@@ -129,6 +132,7 @@ func loadHistory(path string) (*history, error) {
 				}
 			}
 			h.replay.addFinished(r.Path, r.Fingerprint, r.Result, u)
+			finished[r.Path] = true
 			if w := settledBy[r.Path]; w != nil && w.Status == worktreeKept && !w.Interrupted {
 				h.replay.setWorktree(r.Path, r.Fingerprint, w)
 			} else {
@@ -144,12 +148,19 @@ func loadHistory(path string) (*history, error) {
 		}
 		return nil
 	})
-	h.repair = repair
+	h.report = report
 	if err != nil {
 		return nil, err
 	}
+	h.damaged = describeDamage(report.Damaged, func(p string) bool { return finished[p] })
 	if !sawRun {
-		return nil, fmt.Errorf("%s: the journal has no run record; it is not a dynworkflow journal or it was cut before the run began", path)
+		for _, d := range h.damaged {
+			if d.Type == recRun || d.Line == 1 {
+				return nil, fmt.Errorf("%s: %w: the run record (line %d) is damaged (%s): the run's script, args and options are lost; "+
+					"show still lists its calls; start the workflow again with dynworkflow run", path, ErrNotResumable, d.Line, d.Reason)
+			}
+		}
+		return nil, fmt.Errorf("%s: %w: the journal has no run record; it is not a dynworkflow journal or it was cut before the run began", path, ErrNotResumable)
 	}
 	return h, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sort"
 	"time"
@@ -35,6 +36,11 @@ type Detail struct {
 	// Worktrees are the worktrees the run's isolated calls kept, the
 	// partial edits of interrupted calls included, in journal order.
 	Worktrees []KeptWorktree `json:"worktrees,omitempty"`
+	// Damaged lists the journal lines that failed their checksum: nothing
+	// in them is trusted. TornBytes is an incomplete last record a crash
+	// left, which the next resume moves aside.
+	Damaged   []DamagedRecord `json:"damaged,omitempty"`
+	TornBytes int64           `json:"tornBytes,omitempty"`
 }
 
 // ScriptInfo names a script and its content hash.
@@ -103,31 +109,72 @@ type Execution struct {
 }
 
 // Inspect folds a run's journal into its full detail. It reads only; a
-// run left running by a dead process shows as paused.
+// run left running by a dead process shows as paused. The journal decides
+// what the run is: the snapshot only fills in, for an execution the journal
+// shows unfinished, how many calls it replayed (replays are not journaled),
+// and gives the view of a run another process is executing now. A run whose
+// journal is gone, or lost its run record, shows as damaged.
 func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	if err := store.ValidRunID(id); err != nil {
 		return nil, err
 	}
 	paths := rt.store.RunPaths(id)
-	if _, err := os.Stat(paths.Journal); err != nil {
+	if _, err := os.Lstat(paths.Journal); errors.Is(err, fs.ErrNotExist) {
 		if run, nerr := rt.store.ReadNodeRun(id); nerr == nil {
 			return rt.inspectNodeRun(run), nil
 		}
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return rt.journalMissing(id)
 	}
-	d, lastSeq, err := foldJournal(paths.Journal)
+	f, err := foldJournal(paths.Journal)
 	if err != nil {
 		return nil, err
 	}
-	d.Summary, err = rt.summaryOf(id, d, lastSeq)
+	d := f.detail
+	d.Summary, err = rt.summaryOf(id, f)
 	return d, err
 }
 
+// journalMissing is the detail of a run whose journal is gone: what its
+// snapshot says, marked damaged, or ErrNotFound without one.
+func (rt *Runtime) journalMissing(id string) (*Detail, error) {
+	snap, err := rt.store.ReadSnapshot(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	s := store.Summary{RunID: id}
+	if err == nil {
+		s = snap.Summary
+	}
+	markDamaged(&s, fmt.Sprintf("its journal %s is missing, so what it did is lost and it cannot be resumed; "+
+		"restore the file from a backup, or remove the run with: dynworkflow delete %s", rt.store.RunPaths(id).Journal, id))
+	return &Detail{Summary: s, Calls: []CallDetail{}}, nil
+}
+
+func markDamaged(s *store.Summary, why string) {
+	s.Status, s.PauseReason, s.Error = string(StatusDamaged), "", why
+	s.Stats.Running = 0
+}
+
+// A fold is a journal read into a Detail, with what the summary needs.
+type fold struct {
+	detail  *Detail
+	byPath  map[string]int
+	lastSeq int64
+	last    time.Time // of the last record
+	phase   string    // the last phase entered
+	sawRun  bool
+	mark    journal.Mark
+	// live and failed count the calls of each epoch, for an execution
+	// that has no end record.
+	live, failed map[int]int
+}
+
 // foldJournal folds a journal into a run's detail, all but its summary,
-// and returns the sequence of its last record.
-func foldJournal(path string) (*Detail, int64, error) {
-	d := &Detail{}
-	byPath := map[string]int{}
+// without changing it.
+func foldJournal(path string) (*fold, error) {
+	d := &Detail{Calls: []CallDetail{}}
+	f := &fold{detail: d, byPath: map[string]int{}, live: map[int]int{}, failed: map[int]int{}}
+	byPath := f.byPath
 	call := func(path string) *CallDetail {
 		i, ok := byPath[path]
 		if !ok {
@@ -138,24 +185,34 @@ func foldJournal(path string) (*Detail, int64, error) {
 		return &d.Calls[i]
 	}
 	children := map[string]int{}
-	line := 0
-	var lastSeq int64
-	err := journal.ScanReadOnly(path, func(b []byte) error {
-		line++
+	mark, err := journal.ReadMark(path)
+	if err != nil {
+		return nil, err
+	}
+	f.mark = mark
+	rep, err := journal.ScanReadOnly(path, func(b []byte) error {
 		var r record
 		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: line %d: %w", path, line, err)
+			return err
 		}
-		lastSeq = max(lastSeq, r.Seq)
+		f.lastSeq = max(f.lastSeq, r.Seq)
 		at := time.UnixMilli(r.Time).UTC()
+		f.last = at
 		switch r.Type {
 		case recRun:
 			h := r.Run
+			if h == nil {
+				return errors.New("a run record without its header")
+			}
+			f.sawRun = true
 			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText, Phases: h.Phases}
 			d.Args, d.Options, d.Executors = h.Args, h.Options, h.Executors
 			d.Executions = append(d.Executions, Execution{Epoch: 0, Rule: "fresh", NewHash: h.ScriptHash, StartedAt: at})
 		case recResume:
 			h := r.Resume
+			if h == nil {
+				return errors.New("a resume record without its header")
+			}
 			d.Script.Hash = h.NewHash
 			if h.ScriptText != "" {
 				d.Script.Path, d.Script.Text = h.ScriptPath, h.ScriptText
@@ -165,6 +222,9 @@ func foldJournal(path string) (*Detail, int64, error) {
 			d.Executions = append(d.Executions, Execution{Epoch: r.Epoch, Rule: h.Rule, OldHash: h.OldHash, NewHash: h.NewHash, StartedAt: at})
 		case recScript:
 			s := r.Script
+			if s == nil {
+				return nil
+			}
 			info := ScriptInfo{Frame: s.Frame, Name: s.Name, Path: s.Path, Hash: s.Hash}
 			if i, ok := children[s.Frame]; ok {
 				d.Children[i] = info
@@ -207,6 +267,9 @@ func foldJournal(path string) (*Detail, int64, error) {
 				if r.Error != nil {
 					c.Error, c.errorClass, c.errorCode = r.Error.Message, r.Error.Class, r.Error.Code
 				}
+				f.failed[r.Epoch]++
+			} else if r.Answer == nil || r.Answer.Source == "live" {
+				f.live[r.Epoch]++
 			}
 			if a := r.Answer; a != nil {
 				c.Source, c.Provider, c.Attempts, c.DurMs, c.History = a.Source, a.Provider, a.Attempts, a.DurMs, a.History
@@ -217,8 +280,12 @@ func foldJournal(path string) (*Detail, int64, error) {
 		case recLog:
 			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
 		case recPhase:
+			f.phase = r.Message
 			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: "phase", Message: r.Message})
 		case recEnd:
+			if r.End == nil {
+				return errors.New("an end record without its outcome")
+			}
 			if n := len(d.Executions); n > 0 {
 				d.Executions[n-1].End = r.End
 			}
@@ -227,8 +294,13 @@ func foldJournal(path string) (*Detail, int64, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	d.TornBytes = rep.TornBytes
+	d.Damaged = describeDamage(rep.Damaged, func(p string) bool {
+		i, ok := byPath[p]
+		return ok && d.Calls[i].Status == "done"
+	})
 	sort.SliceStable(d.Calls, func(i, j int) bool { return lessPath(d.Calls[i].Path, d.Calls[j].Path) })
 	var failed failureSet
 	for i := range d.Calls {
@@ -238,35 +310,60 @@ func foldJournal(path string) (*Detail, int64, error) {
 	}
 	d.Failures = failed.list()
 	d.SimulatedAnswers = d.Options.SimulatedByDefault()
-	return d, lastSeq, nil
+	return f, nil
 }
 
-// summaryOf returns the live summary, else the snapshot's when it is up to
-// date with the journal, else one rebuilt from the detail: a snapshot read
-// from its backup, or none at all, is older than the journal.
-func (rt *Runtime) summaryOf(id string, d *Detail, lastSeq int64) (store.Summary, error) {
+// summaryOf returns the live summary of a run executing in this process,
+// the snapshot's of a run another process executes, else the summary the
+// journal tells.
+func (rt *Runtime) summaryOf(id string, f *fold) (store.Summary, error) {
 	if r, ok := rt.Live(id); ok {
 		return r.summary(), nil
 	}
 	snap, err := rt.store.ReadSnapshot(id)
-	if err == nil && !rt.staleSnapshot(id, snap, lastSeq) {
-		s := snap.Summary
-		rt.reconcileView(&s)
-		return s, nil
-	}
 	if err != nil && !errors.Is(err, store.ErrSnapshotCorrupt) && !errors.Is(err, store.ErrNotFound) {
 		return store.Summary{}, err
 	}
+	if err == nil && snap.Summary.Status == string(StatusRunning) {
+		if _, held, _ := rt.store.LeaseHolder(id); held {
+			return snap.Summary, nil
+		}
+	}
+	var prior *store.Summary
+	if err == nil {
+		prior = &snap.Summary
+	}
+	s := f.summary(id, prior)
+	rt.reconcileView(&s)
+	return s, nil
+}
+
+// summary is the run as the journal tells it. prior, the snapshot, gives
+// only what the journal cannot: the description, and the replays of an
+// execution that has no end record.
+func (f *fold) summary(id string, prior *store.Summary) store.Summary {
+	d := f.detail
 	s := store.Summary{RunID: id, Name: d.Script.Name, Phases: d.Script.Phases, ScriptPath: d.Script.Path, ScriptHash: d.Script.Hash,
-		Executor: d.Options.Executor, JournalSeq: lastSeq, Status: string(StatusRunning)}
+		Executor: d.Options.Executor, Phase: f.phase, JournalSeq: f.lastSeq, Status: string(StatusRunning),
+		UpdatedAt: f.last, JournalSize: f.mark.Size, JournalHead: f.mark.Head, JournalTail: f.mark.Tail}
+	if prior != nil {
+		s.Description = prior.Description
+	}
 	if n := len(d.Executions); n > 0 {
 		last := d.Executions[n-1]
 		s.Epoch, s.StartedAt = last.Epoch, d.Executions[0].StartedAt
 		if end := last.End; end != nil {
-			s.Status, s.PauseReason, s.Error = end.Status, end.PauseReason, end.Error
+			s.Status, s.PauseReason, s.Error, s.ErrorCode = end.Status, end.PauseReason, end.Error, end.ErrorCode
 			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed = end.Replayed, end.Live, end.Failed
-			s.Stats.Agents = end.Replayed + end.Live + end.Failed
+			t := f.last
+			s.EndedAt = &t
+		} else {
+			s.Stats.Live, s.Stats.Failed = f.live[last.Epoch], f.failed[last.Epoch]
+			if prior != nil && prior.Epoch == last.Epoch {
+				s.Stats.Replayed = prior.Stats.Replayed
+			}
 		}
+		s.Stats.Agents = s.Stats.Replayed + s.Stats.Live + s.Stats.Failed
 	}
 	for _, c := range d.Calls {
 		if c.Usage != nil && c.Source == "live" {
@@ -276,21 +373,21 @@ func (rt *Runtime) summaryOf(id string, d *Detail, lastSeq int64) (store.Summary
 			s.Stats.CostUSD += c.Usage.CostUSD
 		}
 	}
-	rt.reconcileView(&s)
-	return s, nil
-}
-
-// staleSnapshot reports a snapshot older than the journal: one read from
-// the backup, or one behind the journal's end with no owner still updating
-// it. A run executing in another process writes its snapshot every second,
-// and that is the best view of it there is.
-func (rt *Runtime) staleSnapshot(id string, snap *store.Snapshot, lastSeq int64) bool {
-	if snap.Source == rt.store.RunPaths(id).Backup {
-		return true
+	if !f.sawRun {
+		why := "its journal has no run record"
+		for _, dm := range d.Damaged {
+			if dm.Type == recRun || dm.Line == 1 {
+				why = fmt.Sprintf("its run record (journal line %d) is damaged", dm.Line)
+			}
+		}
+		if f.mark.Size == 0 {
+			why = "its journal is empty"
+		}
+		if prior != nil {
+			s.Name, s.Description, s.StartedAt = prior.Name, prior.Description, prior.StartedAt
+		}
+		markDamaged(&s, fmt.Sprintf("%s: its script, args and options are lost and it cannot be resumed; "+
+			"remove it with: dynworkflow delete %s", why, id))
 	}
-	if snap.Summary.JournalSeq >= lastSeq {
-		return false
-	}
-	_, held, err := rt.store.LeaseHolder(id)
-	return err == nil && !held
+	return s
 }

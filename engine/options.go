@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // Options are the limits and defaults of one run. They are journaled with
@@ -95,8 +96,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--token-budget must be positive (or 0 for none), not %d", o.TokenBudget)
 	case o.AgentRetries < 0 || o.AgentRetries > 10:
 		return fmt.Errorf("--agent-retries must be between 0 and 10, not %d", o.AgentRetries)
-	case o.AgentTimeout < 0:
-		return fmt.Errorf("--agent-timeout-ms must be positive (or 0 for none)")
+	case o.AgentTimeout < 0 || o.AgentTimeout > lang.MaxTimeoutMs*time.Millisecond:
+		return fmt.Errorf("--agent-timeout-ms must be a number of milliseconds from 1 to %d (30 days), or 0 for none", int64(lang.MaxTimeoutMs))
 	case o.SchemaAttempts < 1 || o.SchemaAttempts > 10:
 		return fmt.Errorf("schema attempts must be between 1 and 10, not %d", o.SchemaAttempts)
 	case o.RetryBackoff < 0:

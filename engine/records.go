@@ -123,11 +123,14 @@ type errorInfo struct {
 }
 
 type endInfo struct {
-	Status      string          `json:"status"`
-	PauseReason string          `json:"pauseReason,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	Result      json.RawMessage `json:"result,omitempty"`
-	Replayed    int             `json:"replayed"`
-	Live        int             `json:"live"`
-	Failed      int             `json:"failed"`
+	Status      string `json:"status"`
+	PauseReason string `json:"pauseReason,omitempty"`
+	Error       string `json:"error,omitempty"`
+	// ErrorCode is the stable code of Error, when it has one, so that the
+	// journal tells it as the snapshot does.
+	ErrorCode string          `json:"errorCode,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Replayed  int             `json:"replayed"`
+	Live      int             `json:"live"`
+	Failed    int             `json:"failed"`
 }

@@ -27,10 +27,13 @@ const (
 	StatusCompleted Status = "completed"
 	StatusFailed    Status = "failed"
 	StatusStopped   Status = "stopped"
+	// StatusDamaged is a run whose journal is gone or lost its run record:
+	// what it did cannot be read back, and it cannot be resumed.
+	StatusDamaged Status = "damaged"
 )
 
-// Terminal reports whether a run in status s can still be resumed.
-func (s Status) Terminal() bool { return s == StatusStopped }
+// Terminal reports whether a run in status s can no longer be resumed.
+func (s Status) Terminal() bool { return s == StatusStopped || s == StatusDamaged }
 
 // Run is one execution of a workflow in this process. A resumed run is a
 // new Run with the same ID and a higher epoch.
@@ -90,6 +93,9 @@ type Run struct {
 	files       []string // every file this execution pulled in
 	done        chan struct{}
 
+	// warnings are what the user must hear about this execution: journal
+	// lines found damaged, and so calls that run again.
+	warnings []string
 	// ignoredOptions holds the agent() option keys already warned about.
 	ignoredOptions sync.Map
 	// settled lists the calls of this execution for the Node runtime.
@@ -156,6 +162,9 @@ type Outcome struct {
 	Stats       store.Stats     `json:"stats"`
 	Epoch       int             `json:"epoch"`
 	DurationMs  int64           `json:"durationMs"`
+	// Warnings are what the user must hear about the execution, such as
+	// damaged journal lines whose calls ran again.
+	Warnings []string `json:"warnings,omitempty"`
 	// Failures groups the calls of this execution that failed, by cause.
 	Failures []FailureGroup `json:"failures,omitempty"`
 	// Executor is the run's executor and ExecutorSource who chose it;
@@ -183,7 +192,7 @@ func (r *Run) Outcome() Outcome {
 	defer r.mu.Unlock()
 	o := Outcome{
 		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
-		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(),
+		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), Warnings: slices.Clone(r.warnings),
 		Executor: r.opts.Executor, ExecutorSource: r.opts.ExecutorSource, SimulatedAnswers: r.opts.SimulatedByDefault(),
 	}
 	if o.Result == nil {
@@ -250,6 +259,10 @@ func (r *Run) summary() store.Summary {
 		Phase: r.phase, Phases: r.header.Phases, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
 		Stats: r.statsLocked(), JournalSeq: r.seq.Load(),
 	}
+	if r.journal != nil {
+		m := r.journal.Mark()
+		s.JournalSize, s.JournalHead, s.JournalTail = m.Size, m.Head, m.Tail
+	}
 	if r.err != nil {
 		s.Error = r.err.Error()
 		var ee *Error
@@ -267,6 +280,9 @@ func (r *Run) summary() store.Summary {
 // execute runs the script and then settles the run's state on disk.
 func (r *Run) execute() {
 	defer close(r.done)
+	for _, w := range r.warnings {
+		r.logLine(r.main.root, "warn", w)
+	}
 	stopSnapshots := r.startSnapshots()
 	result, err := r.script.Run(r.ctx, r.main)
 	cause := context.Cause(r.ctx)
@@ -338,14 +354,20 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	}
 	if err != nil {
 		end.Error = err.Error()
+		var ee *Error
+		if errors.As(err, &ee) {
+			end.ErrorCode = ee.Code
+		}
 	}
 	if werr := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
-		status, result, reason = StatusFailed, nil, ""
-		if errors.Is(werr, store.ErrLeaseLost) {
-			status, reason = StatusPaused, "the run's lease was lost before its end was journaled"
-		}
+		// Without its end record the journal says the run was cut short:
+		// paused, as the next listing shows it, and resumable.
 		err = fmt.Errorf("the end of the run could not be journaled: %w", werr)
+		status, result, reason = StatusPaused, nil, stateLost(err)
+		if errors.Is(werr, store.ErrLeaseLost) {
+			reason = "the run's lease was lost before its end was journaled"
+		}
 		end.Status, end.PauseReason, end.Result, end.Error = string(status), reason, nil, err.Error()
 	}
 	r.mu.Lock()
@@ -367,12 +389,15 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 // fail ends the run because its state can no longer be written.
 func (r *Run) fail(err error) {
 	r.rt.log.Error("run cannot continue", "run", r.id, "err", err)
-	r.mu.Lock()
-	if r.err == nil {
-		r.err = err
-	}
-	r.mu.Unlock()
-	r.cancel(err)
+	// What is on disk is what the journal holds, every finished call of it
+	// intact: the run is paused there, and says why.
+	r.cancel(&pauseCause{reason: stateLost(err)})
+}
+
+// stateLost is the pause reason of a run whose state could not be written.
+func stateLost(err error) string {
+	return "its state could not be written (" + err.Error() + "); every finished call is journaled: " +
+		"fix that (free disk space?) and resume it"
 }
 
 // append queues a record; it becomes durable with the next sync.
@@ -439,7 +464,7 @@ func (r *Run) startSnapshots() (stop func()) {
 				now := r.statsLocked()
 				r.mu.Unlock()
 				if now != last {
-					if err := r.writeSnapshot(); err != nil {
+					if err := r.refreshSnapshot(); err != nil {
 						r.rt.log.Warn("write snapshot", "run", r.id, "err", err)
 					}
 					last = now
@@ -455,8 +480,26 @@ func (r *Run) writeSnapshot() error { return r.saveSnapshot(false) }
 // saveSnapshot writes the run's snapshot; a settled run's also lists its
 // calls for the Node runtime (see nodeAgents).
 func (r *Run) saveSnapshot(settled bool) error {
-	if err := r.lease.Check(); err != nil {
+	snap, err := r.snapshot(settled)
+	if err != nil {
 		return err
+	}
+	return r.rt.store.WriteSnapshot(r.id, snap)
+}
+
+// refreshSnapshot writes the snapshot without waiting for the disk: see
+// store.RefreshSnapshot.
+func (r *Run) refreshSnapshot() error {
+	snap, err := r.snapshot(false)
+	if err != nil {
+		return err
+	}
+	return r.rt.store.RefreshSnapshot(r.id, snap)
+}
+
+func (r *Run) snapshot(settled bool) (*store.Snapshot, error) {
+	if err := r.lease.Check(); err != nil {
+		return nil, err
 	}
 	snap := &store.Snapshot{Summary: r.summary()}
 	r.mu.Lock()
@@ -467,7 +510,7 @@ func (r *Run) saveSnapshot(settled bool) error {
 		snap.Agents = r.settled.list()
 		snap.Phases = nodePhases(r.header.Phases, snap.Agents)
 	}
-	return r.rt.store.WriteSnapshot(r.id, snap)
+	return snap, nil
 }
 
 func (r *Run) setPhase(sc *scope, title string) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"sync"
@@ -134,23 +135,23 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		return nil, err
 	}
 	paths := rt.store.RunPaths(id)
-	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
-	if err != nil {
-		lease.Release()
-		return nil, err
-	}
 	now := time.Now()
 	header := runHeader{
 		RunID: id, Name: meta.Name, Description: meta.Description, Phases: phaseTitles(meta),
 		ScriptPath: req.Script.Path(), ScriptHash: req.Script.Hash(), ScriptText: string(req.Script.Text()),
 		Args: args, Options: req.Options, Cwd: rt.cfg.Cwd, Executors: rt.cfg.Executors.Definitions(),
 	}
-	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, rt.cfg.Executors, jw, lease, now, now)
-	if err := r.appendSync(ctx, &record{Type: recRun, Run: &header}); err != nil {
-		err = fmt.Errorf("start run: %w", err)
-		rt.abandon(r, err)
-		return nil, err
+	// The run record is durable before anything else of the run exists
+	// but its lock: a run killed at any moment either has a journal that
+	// starts with it, and resumes, or has no journal and never appears.
+	first := appendRecord(nil, &record{Seq: 1, Type: recRun, Time: now.UnixMilli(), Run: &header})
+	jw, err := journal.Create(paths.Journal, first, journal.Options{Fence: lease.Check})
+	if err != nil {
+		lease.Release()
+		return nil, fmt.Errorf("start run: %w", err)
 	}
+	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, rt.cfg.Executors, jw, lease, now, now)
+	r.seq.Store(1)
 	if err := r.writeSnapshot(); err != nil {
 		err = fmt.Errorf("start run: %w", err)
 		rt.abandon(r, err)
@@ -237,8 +238,14 @@ func (rt *Runtime) Resume(ctx context.Context, id string, req ResumeRequest) (*R
 		}
 	}
 	paths := rt.store.RunPaths(id)
-	if _, err := os.Stat(paths.Journal); err != nil {
-		return nil, rt.missing(id, "resume")
+	if _, err := os.Lstat(paths.Journal); err != nil {
+		if rt.store.IsNodeRun(id) {
+			return nil, rt.missing(id, "resume")
+		}
+		if d, derr := rt.journalMissing(id); derr == nil {
+			return nil, fmt.Errorf("%w: %s: %s", ErrNotResumable, id, d.Summary.Error)
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	lease, err := rt.store.AcquireLease(id, rt.owner)
 	if err != nil {
@@ -257,11 +264,17 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	if err != nil {
 		return nil, err
 	}
-	if h.repair.Bytes > 0 {
-		rt.log.Warn("repaired a torn journal tail", "run", id, "bytes", h.repair.Bytes, "savedTo", h.repair.SidePath)
+	if rep := h.report.Repair; rep.Bytes > 0 {
+		rt.log.Warn("repaired a torn journal tail", "run", id, "bytes", rep.Bytes, "savedTo", rep.SidePath)
 	}
 	if h.end != nil && Status(h.end.Status).Terminal() {
 		return nil, fmt.Errorf("%w: %s was stopped; start a new run instead", ErrNotResumable, id)
+	}
+	for _, d := range h.damaged {
+		if d.Type == recResume && req.Script == nil {
+			return nil, fmt.Errorf("%w: %s: %s; resume it with the script (and --args) it should run: dynworkflow resume %s FILE",
+				ErrNotResumable, id, d, id)
+		}
 	}
 	script := req.Script
 	if script == nil {
@@ -301,6 +314,9 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		h.created, time.Now())
 	r.seq.Store(h.lastSeq)
 	r.usage = h.usage
+	for _, d := range h.damaged {
+		r.warnings = append(r.warnings, d.String())
+	}
 	// Before anything else: the edits of calls a crash interrupted go on
 	// their branches, so the calls can run again in new worktrees.
 	if err := rt.salvage(ctx, id, h.worktrees, r.appendSync); err != nil {
@@ -386,48 +402,56 @@ func (rt *Runtime) Stop(id string) error {
 	return rt.settleOnDisk(id, paths, lease, StatusStopped, "")
 }
 
-// settleOnDisk journals a final status for a run nobody executes.
+// settleOnDisk journals a final status for a run nobody executes, and
+// writes its snapshot as the journal then tells it.
 func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease, status Status, reason string) error {
-	h, err := loadHistory(paths.Journal)
+	f, err := foldJournal(paths.Journal)
 	if err != nil {
 		return err
 	}
+	if !f.sawRun {
+		return fmt.Errorf("%w: %s: %s", ErrNotResumable, id, f.summary(id, nil).Error)
+	}
+	var prior *store.Summary
+	if snap, err := rt.store.ReadSnapshot(id); err == nil {
+		prior = &snap.Summary
+	}
+	before := f.summary(id, prior)
 	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
 	if err != nil {
 		return err
 	}
-	r := &Run{rt: rt, id: id, journal: jw, lease: lease, epoch: h.epoch, header: h.header}
-	r.seq.Store(h.lastSeq)
+	r := &Run{rt: rt, id: id, journal: jw, lease: lease, epoch: before.Epoch}
+	r.seq.Store(f.lastSeq)
 	// A resume would do this first too; doing it now commits the edits of
 	// interrupted isolated calls as soon as their owner is known dead. A
 	// failure leaves the worktrees as they are, for the resume to settle.
-	if err := rt.salvage(context.Background(), id, h.worktrees, r.appendSync); err != nil {
-		rt.log.Warn("settle the worktrees of interrupted calls", "run", id, "err", err)
+	if h, err := loadHistory(paths.Journal); err == nil {
+		if err := rt.salvage(context.Background(), id, h.worktrees, r.appendSync); err != nil {
+			rt.log.Warn("settle the worktrees of interrupted calls", "run", id, "err", err)
+		}
 	}
-	end := &endInfo{Status: string(status), PauseReason: reason}
+	end := &endInfo{Status: string(status), PauseReason: reason,
+		Replayed: before.Stats.Replayed, Live: before.Stats.Live, Failed: before.Stats.Failed}
 	if err := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); err != nil {
 		_ = jw.Close()
 		return err
 	}
+	m := jw.Mark()
 	if err := jw.Close(); err != nil {
 		return err
 	}
-	snap, err := rt.store.ReadSnapshot(id)
-	if err != nil {
-		snap = &store.Snapshot{Summary: store.Summary{RunID: id, Name: h.header.Name, Description: h.header.Description, Epoch: h.epoch}}
-	}
-	snap.Summary.Status, snap.Summary.PauseReason = string(status), reason
-	snap.Summary.JournalSeq = r.seq.Load()
+	s := before
+	s.Status, s.PauseReason, s.Error = string(status), reason, ""
 	now := time.Now().UTC()
-	snap.Summary.UpdatedAt = now
-	if snap.Summary.EndedAt == nil {
-		snap.Summary.EndedAt = &now
-	}
-	snap.Summary.Stats.Running = 0
-	if err := rt.store.WriteSnapshot(id, snap); err != nil {
+	s.UpdatedAt, s.EndedAt = now, &now
+	s.JournalSeq, s.JournalSize, s.JournalHead, s.JournalTail = r.seq.Load(), m.Size, m.Head, m.Tail
+	s.Stats.Running = 0
+	if err := rt.store.WriteSnapshot(id, &store.Snapshot{Summary: s}); err != nil {
 		return err
 	}
-	rt.bus.Publish(id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Epoch: h.epoch})
+	rt.bus.Publish(id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Epoch: before.Epoch,
+		Replayed: end.Replayed, Live: end.Live, Failed: end.Failed})
 	return nil
 }
 
@@ -464,26 +488,55 @@ func (rt *Runtime) missing(id, op string) error {
 	return fmt.Errorf("%w: %s", ErrNotFound, id)
 }
 
-// List returns the project's runs, newest first. A run recorded as running
-// whose owner is gone shows as paused: that is what it is, and the next
-// owner to start makes it so on disk (see Recover).
+// List returns the project's runs, newest first. A snapshot is trusted
+// while its journal still has the Mark the snapshot recorded (a stat and
+// two small reads per run); a journal that has changed since (grown by a
+// process that crashed before its next snapshot, cut, replaced, damaged at
+// its end) is folded instead: the journal decides. A run recorded as
+// running whose owner is gone shows as paused: that is what it is, and the
+// next owner to start makes it so on disk (see Recover).
 func (rt *Runtime) List() ([]store.Summary, error) {
 	sums, err := rt.store.ListSummaries()
 	if err != nil {
 		return nil, err
 	}
 	for i := range sums {
-		if sums[i].Status == "" || sums[i].Stale {
-			// The snapshot is damaged and its backup is missing or older
-			// than the journal, which still knows.
-			if d, err := rt.Inspect(sums[i].RunID); err == nil {
-				sums[i] = d.Summary
-			}
+		s := &sums[i]
+		if r, ok := rt.Live(s.RunID); ok {
+			*s = r.summary()
 			continue
 		}
-		rt.reconcileView(&sums[i])
+		if s.Foreign != "" {
+			// Another runtime's run: read as it wrote it, never folded.
+			rt.reconcileView(s)
+			continue
+		}
+		if s.Status != "" && !s.Stale && rt.snapshotHolds(s) {
+			rt.reconcileView(s)
+			continue
+		}
+		if d, err := rt.Inspect(s.RunID); err == nil {
+			*s = d.Summary
+		} else if s.Status == "" {
+			markDamaged(s, fmt.Sprintf("%v; inspect its files in %s", err, rt.store.RunsDir()))
+		}
 	}
 	return sums, nil
+}
+
+// snapshotHolds reports whether a snapshot summary still tells the truth:
+// its journal has the Mark it recorded, or another process is executing
+// the run and keeps the snapshot fresh.
+func (rt *Runtime) snapshotHolds(s *store.Summary) bool {
+	m, err := journal.ReadMark(rt.store.RunPaths(s.RunID).Journal)
+	if err == nil && m.Size == s.JournalSize && m.Head == s.JournalHead && m.Tail == s.JournalTail && s.JournalSize > 0 {
+		return true
+	}
+	if err == nil && s.Status == string(StatusRunning) {
+		_, held, _ := rt.store.LeaseHolder(s.RunID)
+		return held
+	}
+	return false
 }
 
 func (rt *Runtime) reconcileView(s *store.Summary) {
@@ -503,16 +556,21 @@ func (rt *Runtime) reconcileView(s *store.Summary) {
 const ownerGone = "the process running it exited"
 
 // Recover marks every run left running by a process that is gone as
-// paused, in its journal and snapshot. Processes that own runs (run,
-// resume, serve) call it when they start.
+// paused, in its journal and snapshot, and sweeps what a process killed
+// while starting a run left behind: a lock file or a half-made journal
+// with no run, an empty journal of an older version. Processes that own
+// runs (run, resume, serve) call it when they start.
 func (rt *Runtime) Recover() (int, error) {
+	if err := rt.store.SweepLeftovers(); err != nil {
+		rt.log.Warn("sweep files left by a killed start", "err", err)
+	}
 	sums, err := rt.store.ListSummaries()
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, s := range sums {
-		if s.Status != string(StatusRunning) || s.Foreign != "" {
+		if s.Foreign != "" || s.Status != string(StatusRunning) && s.Status != "" && !s.Stale {
 			continue
 		}
 		if _, ok := rt.Live(s.RunID); ok {
@@ -522,15 +580,40 @@ func (rt *Runtime) Recover() (int, error) {
 		if err != nil {
 			continue // a live process owns it
 		}
-		err = rt.settleOnDisk(s.RunID, rt.store.RunPaths(s.RunID), lease, StatusPaused, ownerGone)
+		settled, err := rt.recoverLeased(s, lease)
 		lease.Release()
 		if err != nil {
 			rt.log.Warn("recover a run left running", "run", s.RunID, "err", err)
 			continue
 		}
-		n++
+		if settled {
+			n++
+		}
 	}
 	return n, nil
+}
+
+// recoverLeased settles one run whose snapshot says running, or could not
+// be read, if its journal says it is still running.
+func (rt *Runtime) recoverLeased(s store.Summary, lease *store.Lease) (bool, error) {
+	paths := rt.store.RunPaths(s.RunID)
+	m, err := journal.ReadMark(paths.Journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // a snapshot without a journal: List shows it damaged
+	}
+	if err != nil {
+		return false, err
+	}
+	if m.Size == 0 && s.Status == "" {
+		// An empty journal and no snapshot: a start killed before its run
+		// record, by a version that did not write it first. Nothing is lost.
+		return false, rt.store.DeleteLeased(s.RunID, lease)
+	}
+	f, err := foldJournal(paths.Journal)
+	if err != nil || !f.sawRun || f.summary(s.RunID, nil).Status != string(StatusRunning) {
+		return false, err
+	}
+	return true, rt.settleOnDisk(s.RunID, paths, lease, StatusPaused, ownerGone)
 }
 
 // Close pauses every run executing in this process and waits for them to

@@ -56,6 +56,9 @@ func (c *schemaCache) get(raw json.RawMessage) (*compiledSchema, error) {
 	if err := checkSchema(doc, ""); err != nil {
 		return nil, fmt.Errorf("agent(): the schema is not a valid JSON Schema: %w", err)
 	}
+	if err := checkRefCycles(doc); err != nil {
+		return nil, fmt.Errorf("agent(): the schema is not a valid JSON Schema: %w", err)
+	}
 	compiler := jsonschema.NewCompiler()
 	// A $ref to another document is refused: a schema that read files or
 	// URLs would change what a resumed run validates against.
@@ -320,9 +323,15 @@ func extractJSON(s string) (string, bool) {
 			}
 		}
 	}
+	// Each try scans to the end of the text in the worst case: a bounded
+	// number of them keeps an answer of a million brackets linear.
+	tries := 0
 	for i, c := range s {
 		if c != '{' && c != '[' {
 			continue
+		}
+		if tries++; tries > maxJSONTries {
+			break
 		}
 		if end := balancedEnd(s[i:]); end > 0 && json.Valid([]byte(s[i:i+end])) {
 			return s[i : i+end], true
@@ -330,6 +339,10 @@ func extractJSON(s string) (string, bool) {
 	}
 	return "", false
 }
+
+// maxJSONTries bounds the brackets extractJSON tries as the start of the
+// JSON value in a prose answer.
+const maxJSONTries = 64
 
 // balancedEnd returns the length of the bracketed value at the start of s.
 func balancedEnd(s string) int {

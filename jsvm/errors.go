@@ -68,18 +68,26 @@ func (r *run) thrown(v goja.Value) *lang.Error {
 	} else if obj != nil {
 		frames = r.framesOfStack(obj)
 	}
+	if len(frames) == 0 {
+		frames = r.framesOf(r.throwSiteOf(v))
+	}
 	r.locate(e, frames)
 	return e
 }
 
 // describeThrown says what was thrown: "TypeError: x is not a function" for
-// an Error, the value itself for anything else.
+// an Error, the value itself for anything else: a string as it is, other
+// primitives as JavaScript writes them (undefined, NaN, 42n), objects as
+// JSON.
 func (r *run) describeThrown(v goja.Value) string {
-	if obj, ok := v.(*goja.Object); ok && obj.ClassName() == "Error" {
+	obj, isObj := v.(*goja.Object)
+	switch {
+	case isObj && obj.ClassName() == "Error":
 		return r.safeString(v)
-	}
-	if goja.IsString(v) {
-		return "uncaught exception: " + v.String()
+	case v == nil || goja.IsUndefined(v):
+		return "uncaught exception: undefined"
+	case !isObj:
+		return "uncaught exception: " + r.safeString(v)
 	}
 	if s, err := r.toJSON(v); err == nil {
 		return "uncaught exception: " + string(s)
@@ -195,9 +203,16 @@ func (r *run) fatal(err error) error {
 	var overflow *goja.StackOverflowError
 	var ex *goja.Exception
 	var le *lang.Error
+	var busy *busyError
 	switch {
 	case r.ctx.Err() != nil:
 		return r.stopped()
+	case errors.As(err, &interrupted) && errors.As(err, &busy):
+		e := &lang.Error{File: r.script.src.path, Message: busy.Error(), Err: busy,
+			Hint: "a workflow coordinates agents and should compute little; look for a loop that never ends, " +
+				"or raise --js-busy-limit if it really needs that long"}
+		r.locate(e, r.framesOf(interrupted.Stack()))
+		return e
 	case errors.As(err, &interrupted):
 		return fmt.Errorf("workflow script interrupted: %w", err)
 	case errors.As(err, &overflow):

@@ -46,11 +46,22 @@ func (r *run) setup() error {
 		"console":    r.console(),
 	}
 	for name, v := range globals {
+		// A call of a primitive is a yield to the engine: it restarts the
+		// busy clock.
+		if fn, ok := v.(func(goja.FunctionCall) goja.Value); ok {
+			v = func(call goja.FunctionCall) goja.Value {
+				r.busy.running()
+				return fn(call)
+			}
+		}
 		if err := r.vm.Set(name, v); err != nil {
 			return err
 		}
 	}
-	return nil
+	// Called by every throw statement (see throws.go); hidden from the
+	// script's enumeration and not writable.
+	return r.vm.GlobalObject().DefineDataProperty(thrownName, r.vm.ToValue(r.noteThrown),
+		goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 }
 
 // phase(title) sets the progress group for the calls that follow in the
@@ -77,6 +88,7 @@ func (r *run) console() *goja.Object {
 	levels := map[string]string{"log": "info", "info": "info", "debug": "info", "warn": "warn", "error": "error"}
 	for name, level := range levels {
 		_ = console.Set(name, func(call goja.FunctionCall) goja.Value {
+			r.busy.running()
 			r.env.Log(r.scopes.current, level, r.format(call.Arguments))
 			return goja.Undefined()
 		})

@@ -3,6 +3,7 @@ package jsvm
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -12,14 +13,28 @@ import (
 // Host loads JavaScript workflow scripts. It implements lang.Host and is
 // safe for concurrent use.
 type Host struct {
-	prelude *goja.Program
+	prelude   *goja.Program
+	busyLimit time.Duration
 }
 
 var _ lang.Host = (*Host)(nil)
 
-// New returns a JavaScript host.
-func New() *Host {
-	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+intlSource, true)}
+// Config tunes a Host. The zero value is the default.
+type Config struct {
+	// BusyLimit stops a script that computes that long without yielding to
+	// the engine; 0 means DefaultBusyLimit.
+	BusyLimit time.Duration
+}
+
+// New returns a JavaScript host with the default configuration.
+func New() *Host { return NewWithConfig(Config{}) }
+
+// NewWithConfig returns a JavaScript host configured by c.
+func NewWithConfig(c Config) *Host {
+	if c.BusyLimit <= 0 {
+		c.BusyLimit = DefaultBusyLimit
+	}
+	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+intlSource, true), busyLimit: c.BusyLimit}
 }
 
 // Language returns "javascript".
@@ -48,9 +63,10 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkForbidden(s, prog); err != nil {
+	if err := checkForbidden(s, prog, obj); err != nil {
 		return nil, err
 	}
+	noteThrows(prog, obj)
 	// Sloppy mode, as in the node:vm context Claude Code runs scripts in.
 	code, err := goja.CompileAST(prog, false)
 	if err != nil {
@@ -58,10 +74,11 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	}
 	sum := sha256.Sum256(src.Text)
 	return &Script{
-		src:     s,
-		meta:    meta,
-		code:    code,
-		prelude: h.prelude,
-		hash:    hex.EncodeToString(sum[:]),
+		src:       s,
+		meta:      meta,
+		code:      code,
+		prelude:   h.prelude,
+		hash:      hex.EncodeToString(sum[:]),
+		busyLimit: h.busyLimit,
 	}, nil
 }

@@ -15,12 +15,19 @@ import (
 var astPackage = reflect.TypeFor[ast.Program]().PkgPath()
 
 // inspect calls visit for every node of the tree under n, parents first,
-// and stops as soon as visit returns false.
-func inspect(n ast.Node, visit func(ast.Node) bool) {
-	walk(reflect.ValueOf(n), visit)
+// and stops as soon as visit returns false. It does not go into skip.
+func inspect(n, skip ast.Node, visit func(ast.Node) bool) {
+	walk(reflect.ValueOf(n), func(n ast.Node) (bool, bool) {
+		if skip != nil && n == skip {
+			return true, false
+		}
+		return visit(n), true
+	})
 }
 
-func walk(v reflect.Value, visit func(ast.Node) bool) bool {
+// walk calls visit for every node under v; visit says whether to go on
+// at all, and whether to go into the node's children.
+func walk(v reflect.Value, visit func(ast.Node) (more, into bool)) bool {
 	switch v.Kind() {
 	case reflect.Interface:
 		return v.IsNil() || walk(v.Elem(), visit)
@@ -28,8 +35,14 @@ func walk(v reflect.Value, visit func(ast.Node) bool) bool {
 		if v.IsNil() || v.Type().Elem().PkgPath() != astPackage {
 			return true
 		}
-		if n, ok := v.Interface().(ast.Node); ok && !visit(n) {
-			return false
+		if n, ok := v.Interface().(ast.Node); ok {
+			more, into := visit(n)
+			if !more {
+				return false
+			}
+			if !into {
+				return true
+			}
 		}
 		return walk(v.Elem(), visit)
 	case reflect.Struct:
@@ -57,10 +70,12 @@ func walk(v reflect.Value, visit func(ast.Node) bool) bool {
 // workflow: there is no module system, so require() would only fail later,
 // in the middle of a run; and goja compiles a Unicode property escape
 // (\p{L} under the u flag) into a pattern that never matches, where Node
-// matches, so a script using one would go wrong without a word.
-func checkForbidden(src *source, prog *ast.Program) error {
+// matches, so a script using one would go wrong without a word. The meta, a
+// pure literal already checked, is not walked again: it can be the larger
+// part of the tree.
+func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 	var err error
-	inspect(prog, func(n ast.Node) bool {
+	inspect(prog, meta, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpression:
 			if id, ok := n.Callee.(*ast.Identifier); ok && id.Name == "require" {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -211,5 +212,25 @@ func TestStrayBraceIgnoresNonCode(t *testing.T) {
 	}
 	if off := strayBrace("if (x) { y() } }"); off != 15 {
 		t.Errorf("strayBrace found the stray } at %d, want 15", off)
+	}
+}
+
+// Columns count characters, on long lines too, where the position of a
+// character far along the line is read from marks.
+func TestSourceColumnsOnLongLines(t *testing.T) {
+	line := strings.Repeat("aé€😀", 300) // 1, 2, 3 and 4 bytes
+	text := "x\n" + line + "\n" + strings.Repeat("b", 2000)
+	s := newSource("t.js", text)
+	for off := 0; off < len(text); off++ {
+		if !utf8.RuneStart(text[off]) {
+			continue
+		}
+		gotLine, gotCol := s.at(off)
+		start := strings.LastIndexByte(text[:off], '\n') + 1
+		wantLine := strings.Count(text[:off], "\n") + 1
+		wantCol := utf8.RuneCountInString(text[start:off]) + 1
+		if gotLine != wantLine || gotCol != wantCol {
+			t.Fatalf("at(%d) = %d:%d, want %d:%d", off, gotLine, gotCol, wantLine, wantCol)
+		}
 	}
 }

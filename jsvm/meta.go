@@ -1,10 +1,12 @@
 package jsvm
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/token"
+	"github.com/dop251/goja/unistring"
 
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -100,11 +102,17 @@ func metaLiteral(src *source, body []ast.Statement, exported bool) (*ast.ObjectL
 	return obj, nil
 }
 
-// readMeta evaluates the meta literal and checks its fields.
+// readMeta evaluates the meta literal and checks its fields. It then
+// replaces every chain of + in the literal's tree with its value: goja's
+// compiler takes time quadratic in the length of such a chain, and the
+// value is what the chain would give when the script runs.
 func readMeta(src *source, obj *ast.ObjectLiteral) (lang.Meta, error) {
 	r := metaReader{src: src}
 	lit, err := r.eval(obj)
 	if err != nil {
+		return lang.Meta{}, err
+	}
+	if err := r.foldChains(obj); err != nil {
 		return lang.Meta{}, err
 	}
 	// The hints of meta errors show JavaScript.
@@ -242,20 +250,78 @@ func (r metaReader) object(at int, e *ast.ObjectLiteral) (lang.Literal, error) {
 	return r.lit(at, fields), nil
 }
 
-// concat folds the operands of +; any other operator is rejected.
+// concat folds a chain of +; any other operator is rejected. a + b + c
+// parses as ((a + b) + c): the chain is walked down its left side without
+// recursion, however long it is, and folded in one go.
 func (r metaReader) concat(at int, e *ast.BinaryExpression) (lang.Literal, error) {
-	if e.Operator != token.PLUS {
-		return lang.Literal{}, r.notLiteral(at, "an operator ("+e.Operator.String()+")")
+	var rights []ast.Expression
+	var left ast.Expression = e
+	for {
+		b, ok := left.(*ast.BinaryExpression)
+		if !ok {
+			break
+		}
+		if b.Operator != token.PLUS {
+			return lang.Literal{}, r.notLiteral(r.src.offset(b.Idx0()), "an operator ("+b.Operator.String()+")")
+		}
+		rights = append(rights, b.Right)
+		left = b.Left
 	}
-	left, err := r.eval(e.Left)
+	operands := make([]lang.Literal, 0, len(rights)+1)
+	v, err := r.eval(left)
 	if err != nil {
 		return lang.Literal{}, err
 	}
-	right, err := r.eval(e.Right)
-	if err != nil {
-		return lang.Literal{}, err
+	operands = append(operands, v)
+	for i := len(rights) - 1; i >= 0; i-- {
+		v, err := r.eval(rights[i])
+		if err != nil {
+			return lang.Literal{}, err
+		}
+		operands = append(operands, v)
 	}
-	return lang.Concat(r.pos(at), left, right)
+	return lang.Concat(r.pos(at), operands...)
+}
+
+// foldChains replaces, in the values of an object or array literal that
+// eval accepted, every + chain with the literal it evaluates to.
+func (r metaReader) foldChains(e ast.Expression) error {
+	fold := func(x *ast.Expression) error {
+		b, ok := (*x).(*ast.BinaryExpression)
+		if !ok {
+			return r.foldChains(*x)
+		}
+		v, err := r.eval(b)
+		if err != nil {
+			return err
+		}
+		switch v := v.Value.(type) {
+		case string:
+			*x = &ast.StringLiteral{Idx: b.Idx0(), Literal: strconv.Quote(v), Value: unistring.NewFromString(v)}
+		case float64:
+			*x = &ast.NumberLiteral{Idx: b.Idx0(), Literal: strconv.FormatFloat(v, 'g', -1, 64), Value: v}
+		}
+		return nil
+	}
+	switch e := e.(type) {
+	case *ast.ObjectLiteral:
+		for _, p := range e.Value {
+			if p, ok := p.(*ast.PropertyKeyed); ok {
+				if err := fold(&p.Value); err != nil {
+					return err
+				}
+			}
+		}
+	case *ast.ArrayLiteral:
+		for i := range e.Value {
+			if err := fold(&e.Value[i]); err != nil {
+				return err
+			}
+		}
+	case *ast.UnaryExpression:
+		return fold(&e.Operand)
+	}
+	return nil
 }
 
 // back returns the offset of tok when it is the last thing before off,

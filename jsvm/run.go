@@ -39,6 +39,12 @@ type run struct {
 
 	// pending holds the calls in flight, by their promises.
 	pending map[*goja.Object]*pending
+
+	// busy times the script's stretches of computing (see busy.go).
+	busy busyClock
+
+	// throws are the last values the script threw, and where (throws.go).
+	throws []throwSite
 }
 
 func newRun(ctx context.Context, s *Script, env lang.Env) *run {
@@ -64,6 +70,10 @@ func (r *run) run() (json.RawMessage, error) {
 	// Interrupt is the one Runtime method that is safe from another
 	// goroutine; it breaks even a script stuck in while (true) {}.
 	defer context.AfterFunc(r.ctx, func() { r.vm.Interrupt(context.Cause(r.ctx)) })()
+	done := make(chan struct{})
+	defer close(done)
+	r.busy.running()
+	go r.busy.watch(r.script.busyLimit, func(err error) { r.vm.Interrupt(err) }, done)
 
 	if err := r.setup(); err != nil {
 		return nil, r.fatal(err)
@@ -85,7 +95,7 @@ func (r *run) run() (json.RawMessage, error) {
 	if p.State() == goja.PromiseStateRejected {
 		return nil, r.thrown(p.Result())
 	}
-	out, err := r.toJSON(p.Result())
+	out, err := r.resultJSON(p.Result())
 	if err != nil {
 		return nil, &lang.Error{File: r.script.src.path, Message: "the workflow's result cannot be turned into JSON: " + r.describeThrownError(err),
 			Hint: "return plain data: objects, arrays, strings, numbers, booleans and null"}
@@ -104,9 +114,11 @@ func (r *run) loop(body *goja.Promise) error {
 				Message: "the script is waiting for a promise that nothing will ever settle",
 				Hint:    "await only promises made by agent(), parallel(), pipeline(), workflow() and checkpoint(); there are no timers"}
 		}
+		r.busy.idle()
 		if err := r.inbox.wake.Wait(r.ctx); err != nil {
 			return r.stopped()
 		}
+		r.busy.running()
 		for _, settle := range r.inbox.take() {
 			if r.ctx.Err() != nil {
 				return r.stopped()

@@ -57,7 +57,6 @@ func TestResults(t *testing.T) {
 		{"", "null"},
 		{"return", "null"},
 		{"return undefined", "null"},
-		{"return () => 1", "null"},
 		{"return { a: [1, 'x', null, true], b: undefined }", `{"a":[1,"x",null,true]}`},
 		{"const x = await agent('hi')\nreturn x", `"echo: hi"`},
 		{"return await Promise.all([agent('a'), agent('b')])", `["echo: a","echo: b"]`},
@@ -83,9 +82,33 @@ func TestResults(t *testing.T) {
 }
 
 func TestResultNotJSON(t *testing.T) {
-	le := runError(t, langtest.NewEnv(), "const a = {}; a.self = a\nreturn a")
-	if !strings.Contains(le.Message, "the workflow's result cannot be turned into JSON") {
-		t.Errorf("error = %v", le)
+	for body, want := range map[string]string{
+		"const a = {}; a.self = a\nreturn a":       "circular",
+		"return () => 1":                           "it is a function",
+		"return Symbol('s')":                       "it is a Symbol",
+		"return NaN":                               "it is NaN",
+		"return 0 / 0 + 1":                         "it is NaN",
+		"return -Infinity":                         "it is -Infinity",
+		"return { score: NaN }":                    `its field "score" is NaN`,
+		"return { nested: { f() {} } }":            `its field "f" is a function`,
+		"return [1, 2, Infinity]":                  "its element 2 is Infinity",
+		"return { [Symbol('k')]: 1, v: Symbol() }": `its field "v" is a Symbol`,
+	} {
+		le := runError(t, langtest.NewEnv(), body)
+		if !strings.Contains(le.Message, "the workflow's result cannot be turned into JSON") || !strings.Contains(le.Message, want) {
+			t.Errorf("%s: error = %v, want one saying %q", body, le, want)
+		}
+	}
+	// What JSON does hold stays as JSON makes it.
+	for body, want := range map[string]string{
+		"return { a: undefined, b: 1 }":    `{"b":1}`,
+		"return [undefined]":               `[null]`,
+		"return new Date(0)":               `"1970-01-01T00:00:00.000Z"`,
+		"return { toJSON() { return 7 } }": "7",
+	} {
+		if got := mustRun(t, langtest.NewEnv(), body); got != want {
+			t.Errorf("%s = %s, want %s", body, got, want)
+		}
 	}
 }
 
@@ -189,8 +212,19 @@ func TestThrownErrors(t *testing.T) {
 				"  t.workflow.js:6:9: in inner",
 				"Error: deep"}},
 		{"after await", "await agent('a')\nthrow new RangeError('late')", 3, 7, "RangeError: late", nil},
-		{"a string", "throw 'boom'", 0, 0, "uncaught exception: boom", nil},
-		{"an object", "throw { code: 7 }", 0, 0, `uncaught exception: {"code":7}`, nil},
+		{"a string", "throw 'boom'", 2, 7, "uncaught exception: boom", nil},
+		{"an object", "throw { code: 7 }", 2, 7, `uncaught exception: {"code":7}`, nil},
+		{"a number", "\n  throw 42", 3, 9, "uncaught exception: 42", nil},
+		{"undefined", "throw undefined", 2, 7, "uncaught exception: undefined", nil},
+		{"null", "throw null", 2, 7, "uncaught exception: null", nil},
+		{"NaN", "throw NaN", 2, 7, "uncaught exception: NaN", nil},
+		{"a number after an await", "await agent('a')\nfunction f() { throw 7 }\nf()", 3, 22, "uncaught exception: 7", []string{
+			"Traceback (most recent call last):",
+			"  t.workflow.js:4:2: in <anonymous>",
+			"  t.workflow.js:3:22: in f",
+			"uncaught exception: 7"}},
+		{"rethrown", "try { throw 1 } catch (e) {\n  throw e }", 3, 9, "uncaught exception: 1", nil},
+		{"caught ones do not count", "try { throw 5 } catch {}\nthrow 5", 3, 7, "uncaught exception: 5", nil},
 		{"custom error", "class MyError extends Error { constructor(m) { super(m); this.name = 'MyError' } }\nthrow new MyError('mine')",
 			2, 53, "MyError: mine", nil},
 		{"agent type error", "await agent(['not', 'a', 'prompt'])", 2, 12, "TypeError: agent(): the prompt must be a string, not an array", nil},
@@ -453,6 +487,56 @@ func TestRunsAreIndependent(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// A script that computes without ever yielding to the engine is stopped,
+// with an error that names the line it was on.
+func TestBusyLimit(t *testing.T) {
+	h := NewWithConfig(Config{BusyLimit: 200 * time.Millisecond})
+	for name, tc := range map[string]struct {
+		body string
+		line int
+	}{
+		"while true":          {"let i = 0\nwhile (true) { i++ }", 3},
+		"after an await":      {"await agent('a')\nlet n = 0\nfor (;;) { n++ }", 4},
+		"in a branch":         {"await parallel([() => agent('a'), async () => { let n = 0; while (true) { n++ } }])", 2},
+		"logging is yielding": {"let n = 0\nwhile (n < 3) { n++; log('x') }\nwhile (true) { n++ }", 4},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := h.Load(lang.Source{Path: "t.workflow.js", Text: []byte(okMeta + tc.body)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, err = s.Run(ctx, langtest.NewEnv())
+			var le *lang.Error
+			if !errors.As(err, &le) || !errors.Is(err, errBusy) || le.Line != tc.line ||
+				!strings.Contains(le.Message, "without yielding") || !strings.Contains(le.Hint, "--js-busy-limit") {
+				t.Fatalf("Run = %v (line %d), want the busy limit at line %d", err, lineOf(le), tc.line)
+			}
+		})
+	}
+	// Yielding often enough, a script may run far longer than the limit.
+	s, err := h.Load(lang.Source{Path: "t.workflow.js", Text: []byte(okMeta + "for (let i = 0; i < 6; i++) { await agent('a' + i) }\nreturn 'done'")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := langtest.NewEnv()
+	env.Answer = func(ctx context.Context, c langtest.Call) (json.RawMessage, error) {
+		time.Sleep(100 * time.Millisecond)
+		return json.RawMessage(`"ok"`), nil
+	}
+	if out, err := s.Run(context.Background(), env); err != nil || string(out) != `"done"` {
+		t.Errorf("a script waiting on agents for longer than the limit = %s, %v", out, err)
+	}
+}
+
+func lineOf(e *lang.Error) int {
+	if e == nil {
+		return 0
+	}
+	return e.Line
 }
 
 // What real scripts use of Intl to format figures for prompts and reports,

@@ -3,6 +3,7 @@ package jsvm
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -17,6 +18,8 @@ type Script struct {
 	code    *goja.Program // evaluates to the body's async function
 	prelude *goja.Program
 	hash    string
+	// busyLimit is how long the script may compute without yielding.
+	busyLimit time.Duration
 }
 
 var _ lang.Script = (*Script)(nil)

@@ -3,6 +3,7 @@ package jsvm
 import (
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dop251/goja/file"
@@ -25,7 +26,18 @@ type source struct {
 	path  string
 	text  string
 	lines []int // byte offset where each line starts
+
+	// marks holds, per line with non-ASCII text, how many characters come
+	// before every markStride-th byte of the line, so that a column costs
+	// at most markStride bytes of counting, however long the line: the
+	// meta reader asks for the position of every literal, and a meta of
+	// 100,000 phases on one line made counting from the line's start
+	// quadratic. Errors of a running script ask too, from any goroutine.
+	mu    sync.Mutex
+	marks map[int][]int
 }
+
+const markStride = 256
 
 func newSource(path, text string) *source {
 	s := &source{path: path, text: text, lines: []int{0}}
@@ -71,7 +83,69 @@ func (s *source) wrapped(blank, n int) string {
 func (s *source) at(off int) (line, col int) {
 	off = max(0, min(off, len(s.text)))
 	line = sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off })
-	return line, utf8.RuneCountInString(s.text[s.lines[line-1]:off]) + 1
+	start := s.lines[line-1]
+	if off-start < markStride {
+		return line, utf8.RuneCountInString(s.text[start:off]) + 1
+	}
+	marks := s.lineMarks(line)
+	if marks == nil { // ASCII: a byte is a character
+		return line, off - start + 1
+	}
+	k := (off - start) / markStride
+	return line, marks[k] + runeStarts(s.text[start+k*markStride:off]) + 1
+}
+
+// runeStarts counts the bytes of s that start a character: its characters,
+// for valid UTF-8 (checkText sees to that), even when s is cut from a
+// longer text in the middle of one.
+func runeStarts(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if utf8.RuneStart(s[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// lineMarks returns the character counts of line (1-based) at every
+// markStride-th byte, or nil for a line that is all ASCII.
+func (s *source) lineMarks(line int) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.marks[line]; ok {
+		return m
+	}
+	end := len(s.text)
+	if line < len(s.lines) {
+		end = s.lines[line]
+	}
+	text := s.text[s.lines[line-1]:end]
+	var marks []int
+	if !isASCII(text) {
+		marks = make([]int, 0, len(text)/markStride+1)
+		for k := 0; k < len(text); k += markStride {
+			if k == 0 {
+				marks = append(marks, 0)
+				continue
+			}
+			marks = append(marks, marks[len(marks)-1]+runeStarts(text[k-markStride:k]))
+		}
+	}
+	if s.marks == nil {
+		s.marks = map[int][]int{}
+	}
+	s.marks[line] = marks
+	return marks
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // offset converts a node index of the wrapped program to a byte offset in

@@ -70,6 +70,67 @@ func (r *run) toJSON(v goja.Value) (json.RawMessage, error) {
 	return json.RawMessage(s.String()), nil
 }
 
+// resultJSON encodes the workflow's result. JSON.stringify turns a
+// function, a Symbol, NaN or Infinity into null, or drops it from an
+// object, without a word; as a result that is data lost, so it is an
+// error here, naming where the value is. undefined stays what JSON makes
+// of it: an absent field, or null.
+func (r *run) resultJSON(v goja.Value) (json.RawMessage, error) {
+	if v == nil || goja.IsUndefined(v) {
+		return json.RawMessage("null"), nil
+	}
+	var bad error
+	replacer := r.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		key, val := call.Argument(0).String(), call.Argument(1)
+		if bad != nil {
+			return val
+		}
+		what := ""
+		switch {
+		case isFunction(val):
+			what = "a function"
+		case isSymbol(val):
+			what = "a Symbol"
+		case goja.IsNaN(val):
+			what = "NaN"
+		case goja.IsInfinity(val):
+			what = val.String()
+		default:
+			return val
+		}
+		where := "it"
+		if holder, ok := call.This.(*goja.Object); ok && key != "" {
+			where = fmt.Sprintf("its field %q", key)
+			if holder.ClassName() == "Array" {
+				where = "its element " + key
+			}
+		}
+		bad = fmt.Errorf("%s is %s, which JSON cannot hold", where, what)
+		return val
+	})
+	s, err := r.builtins.stringify(goja.Undefined(), v, replacer)
+	if err != nil {
+		return nil, err
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	if s == nil || goja.IsUndefined(s) {
+		return json.RawMessage("null"), nil
+	}
+	return json.RawMessage(s.String()), nil
+}
+
+func isFunction(v goja.Value) bool {
+	_, ok := goja.AssertFunction(v)
+	return ok
+}
+
+func isSymbol(v goja.Value) bool {
+	_, ok := v.(*goja.Symbol)
+	return ok
+}
+
 // optionsJSON encodes an optional options argument: nil when absent.
 func (r *run) optionsJSON(fn string, v goja.Value) json.RawMessage {
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {

@@ -61,18 +61,40 @@ func NotLiteral(p Pos, what string) *Error {
 	return p.Errorf(LiteralHint, "meta must be a pure literal: found %s", what)
 }
 
-// Concat folds x + y at p, which real scripts use to split a long
+// Concat folds x + y + ... at p, which real scripts use to split a long
 // description over lines. Numbers add too, since both languages allow it.
-func Concat(p Pos, x, y Literal) (Literal, error) {
-	if a, ok := x.Value.(string); ok {
-		if b, ok := y.Value.(string); ok {
-			return Literal{p, a + b}, nil
-		}
+// Hosts hand it a whole chain of + at once: folding it pair by pair copied
+// the string so far at every step, quadratic in the chain's length.
+func Concat(p Pos, operands ...Literal) (Literal, error) {
+	if len(operands) == 0 {
+		return Literal{}, NotLiteral(p, "an empty +")
 	}
-	if a, ok := x.Value.(float64); ok {
-		if b, ok := y.Value.(float64); ok {
-			return Literal{p, a + b}, nil
+	switch operands[0].Value.(type) {
+	case string:
+		n := 0
+		for _, o := range operands {
+			s, ok := o.Value.(string)
+			if !ok {
+				return Literal{}, NotLiteral(p, "+ between values that are not both strings")
+			}
+			n += len(s)
 		}
+		var b strings.Builder
+		b.Grow(n)
+		for _, o := range operands {
+			b.WriteString(o.Value.(string))
+		}
+		return Literal{p, b.String()}, nil
+	case float64:
+		sum := 0.0
+		for _, o := range operands {
+			f, ok := o.Value.(float64)
+			if !ok {
+				return Literal{}, NotLiteral(p, "+ between values that are not both strings")
+			}
+			sum += f
+		}
+		return Literal{p, sum}, nil
 	}
 	return Literal{}, NotLiteral(p, "+ between values that are not both strings")
 }

@@ -24,8 +24,22 @@ type Client struct {
 }
 
 // NewClient returns a client for the server at base (http://host:port).
+// It trusts base: Connect is how the CLI reaches a runtime it found in a
+// descriptor.
 func NewClient(base, token string) *Client {
 	return &Client{base: base, token: token, http: &http.Client{}}
+}
+
+// newTrustedClient returns a client whose every connection is checked by
+// trustedDialer before a request goes out on it.
+func newTrustedClient(base, token string) *Client {
+	tr := &http.Transport{
+		Proxy:               nil, // the token never goes to a proxy
+		DialContext:         trustedDialer,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	return &Client{base: base, token: token, http: &http.Client{Transport: tr}}
 }
 
 // APIError is an error answer of the server.
@@ -45,9 +59,10 @@ func (e *APIError) Error() string {
 // CLI that finds a dead owner falls back to running locally, quickly.
 const healthTimeout = 750 * time.Millisecond
 
-// Connect reads the descriptor at path and checks through /api/health
-// that its process is alive, holds the token and has the pid it claims.
-// Any failure means there is no live owner.
+// Connect reads the descriptor at path, makes sure that it may be trusted
+// (see trust.go) before anything is sent to its address, and then checks
+// through /api/health that its process holds the token and has the pid it
+// claims. Any failure means there is no live owner.
 func Connect(ctx context.Context, path string) (*Client, Descriptor, error) {
 	d, err := ReadDescriptor(path)
 	if err != nil {
@@ -56,7 +71,13 @@ func Connect(ctx context.Context, path string) (*Client, Descriptor, error) {
 	if d.ProtocolVersion != ProtocolVersion {
 		return nil, d, fmt.Errorf("%s speaks protocol %d; this program speaks %d", path, d.ProtocolVersion, ProtocolVersion)
 	}
-	c := NewClient(d.URL, d.Token)
+	if err := checkOwnerLive(path); err != nil {
+		return nil, d, err
+	}
+	if err := checkLoopbackAddr(d.Address); err != nil {
+		return nil, d, err
+	}
+	c := newTrustedClient("http://"+d.Address, d.Token)
 	hctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	h, err := c.Health(hctx)

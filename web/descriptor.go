@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
@@ -99,9 +102,19 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // ReadDescriptor reads runtime.json. A missing file matches fs.ErrNotExist.
+// A descriptor that is a symlink or not a regular file of ours is refused:
+// it could name anyone's address.
 func ReadDescriptor(path string) (Descriptor, error) {
 	var d Descriptor
-	b, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return d, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fsx.Ours(fi) {
+		return d, fmt.Errorf("%w: %s is not a file of yours", ErrUntrustedPeer, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err != nil {
 		return d, err
 	}

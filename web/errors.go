@@ -57,6 +57,7 @@ const (
 	codeUnavailable    = "shutting_down"
 	codeInternal       = "internal"
 	codeUnsupportedMed = "unsupported_media_type"
+	codeTooManyStreams = "too_many_streams"
 )
 
 // CodeUnknownExecutor is the code of an executor name that names none.

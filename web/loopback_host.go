@@ -1,8 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -50,4 +52,28 @@ func hostOnly(hostport string) string {
 		return h
 	}
 	return hostport
+}
+
+// ListenLoopback listens on TCP host:port, host being a loopback IP or
+// localhost, and checks the address it bound. No name is ever resolved:
+// localhost (with or without its trailing dot) is 127.0.0.1, since a
+// resolver could answer anything for it, 0.0.0.0 included. Whatever the
+// host, a listener bound to an address that is not loopback is closed.
+func ListenLoopback(host string, port int) (net.Listener, error) {
+	if strings.TrimSuffix(strings.ToLower(host), ".") == "localhost" {
+		host = "127.0.0.1"
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	if ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("%s is not a loopback address: the runtime serves 127.0.0.1, ::1 or localhost only", host)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
+	if err != nil {
+		return nil, err
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		ln.Close()
+		return nil, fmt.Errorf("listening on %s bound %s, which is not a loopback address", host, ln.Addr())
+	}
+	return ln, nil
 }

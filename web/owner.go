@@ -40,7 +40,7 @@ type Ownership struct {
 // ClaimOwnership takes ownership of the project whose descriptor is at
 // descriptorPath, or returns an *OwnedError.
 func ClaimOwnership(descriptorPath string) (*Ownership, error) {
-	f, err := os.OpenFile(descriptorPath+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(descriptorPath+".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("claim the project: %w", err)
 	}

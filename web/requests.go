@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // StartRequest is the body of POST /api/runs. Exactly one of Script, Name
@@ -155,7 +156,14 @@ func (o *RunOptions) Apply(opts *engine.Options) {
 	set(&opts.MaxItems, o.MaxItems)
 	set(&opts.AgentRetries, o.AgentRetries)
 	if o.AgentTimeoutMs != nil {
-		opts.AgentTimeout = time.Duration(*o.AgentTimeoutMs) * time.Millisecond
+		// Checked before the conversion, which overflows past 292 years: a
+		// value out of range becomes one Options.Validate refuses, with
+		// the message that names the flag and the range.
+		if ms := *o.AgentTimeoutMs; ms >= 0 && ms <= lang.MaxTimeoutMs {
+			opts.AgentTimeout = time.Duration(ms) * time.Millisecond
+		} else {
+			opts.AgentTimeout = -1
+		}
 	}
 	if o.TokenBudget != nil {
 		opts.TokenBudget = *o.TokenBudget

@@ -20,17 +20,28 @@ func SecureHeaders(cfg SecureHeadersConfig) echo.MiddlewareFunc {
 	if csp == "" {
 		csp = DefaultCSP
 	}
+	headers := securityHeaders(csp)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			h := c.Response().Header()
-			h.Set("Content-Security-Policy", csp)
-			h.Set("X-Frame-Options", "DENY")
-			h.Set("Referrer-Policy", "no-referrer")
-			h.Set("X-Content-Type-Options", "nosniff")
-			h.Set("Cross-Origin-Opener-Policy", "same-origin")
-			h.Set("Cross-Origin-Resource-Policy", "same-origin")
-			h.Set("Cache-Control", "no-store")
+			for _, kv := range headers {
+				h.Set(kv[0], kv[1])
+			}
 			return next(c)
 		}
+	}
+}
+
+// securityHeaders are the headers every response carries, Go's own error
+// answers included (see headerListener).
+func securityHeaders(csp string) [][2]string {
+	return [][2]string{
+		{"Content-Security-Policy", csp},
+		{"X-Frame-Options", "DENY"},
+		{"Referrer-Policy", "no-referrer"},
+		{"X-Content-Type-Options", "nosniff"},
+		{"Cross-Origin-Opener-Policy", "same-origin"},
+		{"Cross-Origin-Resource-Policy", "same-origin"},
+		{"Cache-Control", "no-store"},
 	}
 }

@@ -49,6 +49,18 @@ type Config struct {
 	StreamBuffer int
 	// BodyLimit bounds request bodies; zero means DefaultBodyLimit.
 	BodyLimit int64
+	// BodyTimeout bounds the reading of a request body; zero means
+	// DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// StreamWriteTimeout cuts off an event stream whose client has not
+	// read for that long; zero means 30 s.
+	StreamWriteTimeout time.Duration
+	// MaxStreams caps the event streams open at once; zero means
+	// DefaultMaxStreams. One more is refused with 503.
+	MaxStreams int
+	// IdleTimeout closes a keep-alive connection idle that long; zero
+	// means 15 s.
+	IdleTimeout time.Duration
 	// Defaults are the options of a run a request starts, before the
 	// request's own: what `serve` was given. Zero means
 	// engine.DefaultOptions().
@@ -57,6 +69,15 @@ type Config struct {
 	// this runtime; nil means there are none.
 	Elsewhere RunSource
 }
+
+// responseTimeout bounds the writing of a response other than an event
+// stream; /api/state of a large project takes well under a second.
+const responseTimeout = 60 * time.Second
+
+// DefaultMaxStreams is how many event streams a server keeps open at once:
+// plenty for dashboards and attached CLIs, few enough that stalled clients
+// cannot exhaust the process.
+const DefaultMaxStreams = 64
 
 // Server is the HTTP API of one runtime.
 type Server struct {
@@ -78,6 +99,9 @@ type Server struct {
 	// with an id from another process gets a reset, even when that
 	// process's sequence was lower than ours.
 	epoch string
+	// encoded holds recent events as JSON, shared by every stream: a large
+	// event is encoded and held once, not once per stream.
+	encoded *eventCache
 }
 
 // New returns a server for cfg.
@@ -104,6 +128,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.StreamBuffer <= 0 {
 		cfg.StreamBuffer = 256
 	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 15 * time.Second
+	}
+	if cfg.StreamWriteTimeout <= 0 {
+		cfg.StreamWriteTimeout = 30 * time.Second
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -114,7 +147,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cp.attach(cfg.Runtime.Events())
 	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, requests: newIdempotency(1024), checkpoints: cp,
-		summaries: newSummariesCache(cfg.Runtime, cfg.Elsewhere, log), epoch: newEpoch()}
+		summaries: newSummariesCache(cfg.Runtime, cfg.Elsewhere, log), epoch: newEpoch(), encoded: newEventCache()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.echo = s.newEcho()
 	return s, nil
@@ -151,7 +184,10 @@ func (s *Server) newEcho() *echo.Echo {
 		LoopbackHost(LoopbackHostConfig{}),
 		SameOrigin(SameOriginConfig{}),
 		TokenAuth(TokenAuthConfig{Token: s.cfg.Token, Skipper: public}),
-		BodyLimit(BodyLimitConfig{Limit: s.cfg.BodyLimit}),
+		BodyLimit(BodyLimitConfig{Limit: s.cfg.BodyLimit, Timeout: s.cfg.BodyTimeout}),
+		WriteDeadline(WriteDeadlineConfig{Timeout: responseTimeout, Skipper: func(c echo.Context) bool {
+			return c.Request().URL.Path == "/api/events"
+		}}),
 	)
 	for _, r := range s.routes() {
 		e.Add(r.method, r.path, r.handle)
@@ -168,12 +204,18 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // streams still carry the runs' last events.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
-		Handler:           s.echo,
+		Handler: s.echo,
+		// A connection that sends no request, or its headers slowly, or
+		// idles between requests, is closed rather than held; bodies have
+		// their own deadline (readBody), responses other than event
+		// streams theirs (writeDeadline), and streams one per write.
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(newHeaderListener(ln, securityHeaders(DefaultCSP))) }()
 	select {
 	case err := <-errc:
 		return err

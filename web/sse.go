@@ -2,7 +2,6 @@ package web
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -45,13 +44,18 @@ func (s *Server) events(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.activeSSE.Add(1) > int64(s.cfg.MaxStreams) {
+		s.activeSSE.Add(-1)
+		c.Response().Header().Set("Retry-After", "5")
+		return newAPIError(http.StatusServiceUnavailable, codeTooManyStreams,
+			"this runtime already serves %d event streams, its limit; close a dashboard tab or an attached CLI, or retry later", s.cfg.MaxStreams)
+	}
+	defer s.activeSSE.Add(-1)
 	bus := s.rt.Events()
 	// Subscribe before reading the ring: an event published in between is
 	// then in both, and the sequence check drops the copy.
 	sub := bus.Subscribe(s.cfg.StreamBuffer, filter)
 	defer sub.Close()
-	s.activeSSE.Add(1)
-	defer s.activeSSE.Add(-1)
 	if !resume {
 		since = bus.Sequence()
 	}
@@ -61,7 +65,14 @@ func (s *Server) events(c echo.Context) error {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	res.WriteHeader(http.StatusOK)
-	st := &stream{w: bufio.NewWriterSize(res, 4096), flush: res.Flush, sent: since, bus: bus, filter: filter, epoch: s.epoch}
+	// Every round of writes gets its deadline: a client that does not
+	// read for StreamWriteTimeout is cut off, and what its stream held
+	// is freed.
+	rc := http.NewResponseController(res)
+	arm := func() { _ = rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamWriteTimeout)) }
+	st := &stream{w: bufio.NewWriterSize(res, 4096), flush: rc.Flush, sent: since, bus: bus, filter: filter, epoch: s.epoch,
+		encoded: s.encoded}
+	arm()
 	st.printf("retry: 1000\n\n")
 	switch {
 	case resume && start.epoch != "" && start.epoch != s.epoch:
@@ -83,15 +94,18 @@ func (s *Server) events(c echo.Context) error {
 		case <-s.streams.Done():
 			// The runtime closed before the streams end: its last events
 			// (runs paused by the shutdown) are queued; send them.
+			arm()
 			st.drain(sub)
 			_ = st.flushNow()
 			return nil
 		case <-keepalive.C:
+			arm()
 			st.printf(": keepalive\n\n")
 		case ev, ok := <-sub.C:
 			if !ok {
 				return nil
 			}
+			arm()
 			st.deliver(ev)
 			// Write what else is queued before flushing: one syscall for
 			// a burst.
@@ -138,13 +152,14 @@ func (st *stream) drain(sub *engine.Subscription) {
 
 // stream writes one client's events and remembers the last it sent.
 type stream struct {
-	w      *bufio.Writer
-	flush  func()
-	err    error
-	sent   int64
-	bus    *engine.Bus
-	filter func(engine.Event) bool
-	epoch  string
+	w       *bufio.Writer
+	flush   func() error
+	err     error
+	sent    int64
+	bus     *engine.Bus
+	filter  func(engine.Event) bool
+	epoch   string
+	encoded *eventCache
 }
 
 // deliver sends an event from the subscription. A reset from the bus means
@@ -187,12 +202,13 @@ func (st *stream) send(ev engine.Event) {
 	if ev.Sequence <= st.sent {
 		return
 	}
-	data, err := json.Marshal(ev)
-	if err != nil {
-		data, _ = json.Marshal(engine.Event{Sequence: ev.Sequence, Timestamp: ev.Timestamp, Type: ev.Type, RunID: ev.RunID,
-			Payload: map[string]string{"error": "payload not encodable: " + err.Error()}})
+	st.printf("id: %s-%d\nevent: %s\ndata: ", st.epoch, ev.Sequence, sseWorkflow)
+	// Written as is: the shared encoding is not copied (bufio passes a
+	// large write straight through).
+	if st.err == nil {
+		_, st.err = st.w.Write(st.encoded.encode(ev))
 	}
-	st.printf("id: %s-%d\nevent: %s\ndata: %s\n\n", st.epoch, ev.Sequence, sseWorkflow, data)
+	st.printf("\n\n")
 	st.sent = ev.Sequence
 }
 
@@ -207,7 +223,7 @@ func (st *stream) flushNow() error {
 		st.err = st.w.Flush()
 	}
 	if st.err == nil {
-		st.flush()
+		st.err = st.flush()
 	}
 	return st.err
 }

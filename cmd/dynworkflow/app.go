@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -33,6 +34,9 @@ type app struct {
 	json     bool
 	// commandExecutors are the --command-executor specs, [NAME=]TEMPLATE.
 	commandExecutors []string
+
+	// jsBusyLimit is --js-busy-limit.
+	jsBusyLimit time.Duration
 
 	// config is the executor configuration, read once (executorConfig).
 	config    *execconfig.Config
@@ -92,8 +96,8 @@ func (a *app) openStore() (*store.Store, error) {
 }
 
 // hosts is every script language this build knows.
-func hosts() *lang.Registry {
-	return lang.NewRegistry(jsvm.New(), star.New())
+func (a *app) hosts() *lang.Registry {
+	return lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit}), star.New())
 }
 
 // localEventRing is the event ring of a runtime that serves no clients:
@@ -148,7 +152,7 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 	reg := a.openChildren(context.Background(), root, log)
 	cfg := engine.Config{
 		Store:     st,
-		Hosts:     hosts(),
+		Hosts:     a.hosts(),
 		Executors: executorSet(conf, sim, reg, log),
 		Restore:   restorer(reg, log),
 		Cwd:       cwd,

@@ -22,7 +22,7 @@ import (
 // as in a local run.
 func (a *app) attach(ctx context.Context, cl *web.Client, start web.StartResponse) error {
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 
 	run := &remoteRun{id: start.RunID}

@@ -89,7 +89,7 @@ func (a *app) doctor(ctx context.Context, probe bool) doctorReport {
 		return finishDoctor(rep)
 	}
 	add(a.checkState(cwd))
-	add(check{Name: "languages", OK: true, Detail: strings.Join(hosts().Extensions(), ", ")})
+	add(check{Name: "languages", OK: true, Detail: strings.Join(a.hosts().Extensions(), ", ")})
 
 	cfg, err := a.executorConfig(cwd)
 	if err != nil {

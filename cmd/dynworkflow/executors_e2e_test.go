@@ -25,8 +25,14 @@ return { answered: answers.filter(a => a !== null).length, first: answers[0] }
 // dynworkflow starts at it, through the test process's environment.
 func codexEnv(t *testing.T) *fakemodel.Server {
 	t.Helper()
+	return codexEnvWith(t, fakemodel.Options{})
+}
+
+// codexEnvWith is codexEnv with a fake model server tuned by opts.
+func codexEnvWith(t *testing.T, opts fakemodel.Options) *fakemodel.Server {
+	t.Helper()
 	clitest.Binary(t, clitest.Codex)
-	srv, err := fakemodel.Start(fakemodel.Options{})
+	srv, err := fakemodel.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

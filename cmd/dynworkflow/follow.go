@@ -21,7 +21,7 @@ import (
 // outcome and returns the exit code as an error.
 func (a *app) follow(ctx context.Context, rt *engine.Runtime, r *engine.Run, view *progressView) error {
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 
 	view.start(r)
@@ -92,6 +92,9 @@ func (a *app) printOutcome(o engine.Outcome) {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(o)
 		return
+	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
 	st := o.Stats
 	parts := []string{

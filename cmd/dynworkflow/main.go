@@ -12,6 +12,9 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dynworkflow/dynworkflow/executors/proc"
+	"github.com/dynworkflow/dynworkflow/jsvm"
 )
 
 // handedOverEnv names, in the environment of a process, the build without
@@ -27,6 +30,8 @@ const (
 )
 
 func main() {
+	// The agent supervisor is this binary run again (see proc.Supervisor).
+	proc.RunSupervisorIfAsked()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
@@ -86,10 +91,18 @@ edited resumes without paying for finished calls again.`,
 		},
 	}
 	root.SetFlagErrorFunc(flagError)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if a.jsBusyLimit <= 0 {
+			return usageErrorf("--js-busy-limit must be a positive duration, such as 30s or 5m, not %s", a.jsBusyLimit)
+		}
+		return nil
+	}
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version and the revision it was built from")
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "project directory (default: the current directory)")
 	root.PersistentFlags().StringVar(&a.stateDir, "state-dir", "", "state root (default: $DYNAMIC_WORKFLOWS_HOME, else ~/.pi/workflows)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().DurationVar(&a.jsBusyLimit, "js-busy-limit", jsvm.DefaultBusyLimit,
+		"stop a JavaScript workflow that computes this long without waiting for the engine (an endless loop)")
 	root.PersistentFlags().StringArrayVar(&a.commandExecutors, "command-executor", nil,
 		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt} {model} {effort} {schema} {schema_file} {dir}; without {prompt} the prompt goes to stdin")
 	root.AddCommand(

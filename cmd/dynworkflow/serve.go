@@ -87,7 +87,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	// Signals are caught from the start: a Ctrl-C while starting up still
 	// removes the descriptor and releases the project.
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	checkpoints := web.NewCheckpoints()
 	rt, err := a.runtimeWith(sim, func(c *engine.Config) {
@@ -123,7 +123,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		first = engine.StartRequest{Script: script, Args: scriptArgs, Options: opts}
 	}
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	ln, err := web.ListenLoopback(host, port)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), err)
 	}

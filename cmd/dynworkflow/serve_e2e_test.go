@@ -312,3 +312,34 @@ func TestServeCtrlCAndRestart(t *testing.T) {
 		t.Errorf("journaled answer %s", answer)
 	}
 }
+
+// TestServeHangup: closing the server's terminal (SIGHUP) shuts it down as
+// SIGTERM does: runs paused, runtime.json removed. A runtime.json left by a
+// server killed without a chance to remove it is not trusted: the next
+// command runs locally.
+func TestServeHangup(t *testing.T) {
+	e := newEnv(t)
+	e.write("gate.workflow.js", gateWorkflow)
+	s := e.serve()
+	id := strings.TrimSpace(e.dwOK("run", "gate.workflow.js").stdout)
+	s.waitCheckpoint(id)
+	s.signal(syscall.SIGHUP)
+	expectCode(t, s.wait(), 0)
+	if _, err := os.Stat(e.runtimePath()); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("runtime.json left behind after SIGHUP: %v", err)
+	}
+	if got := e.listed(id); got.Status != "paused" {
+		t.Fatalf("after SIGHUP the run is %q, want paused", got.Status)
+	}
+
+	killed := e.serve()
+	killed.signal(syscall.SIGKILL)
+	killed.wait()
+	if _, err := os.Stat(e.runtimePath()); err != nil {
+		t.Fatalf("SIGKILL should leave runtime.json behind: %v", err)
+	}
+	r := e.dw("run", "gate.workflow.js", "--json")
+	if strings.Contains(r.stdout, "dashboardUrl") || !strings.Contains(r.stdout, `"durationMs"`) {
+		t.Errorf("the run did not run locally:\n%s", r)
+	}
+}

@@ -165,6 +165,12 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 	if s.Error != "" {
 		field("Error", "%s", indentRest(escapeControls(s.Error, false), 12))
 	}
+	for _, dm := range d.Damaged {
+		field("Damaged", "%s", escapeControls(dm.String(), true))
+	}
+	if d.TornBytes > 0 {
+		field("Torn", "the journal ends with %d bytes of a record a crash cut short; the next resume sets them aside", d.TornBytes)
+	}
 	field("Script", "%s (%.12s)", escapeControls(d.Script.Path, true), d.Script.Hash)
 	if len(d.Args) > 0 {
 		field("Args", "%s", escapeControls(string(d.Args), true))

@@ -56,7 +56,7 @@ func (h quietCancels) WithGroup(name string) slog.Handler {
 func (a *app) dialTemporal(ctx context.Context, cfg temporal.Config) (*temporal.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := temporal.Dial(ctx, cfg, hosts(), a.sdkLog())
+	c, err := temporal.Dial(ctx, cfg, a.hosts(), a.sdkLog())
 	if err != nil {
 		return nil, &exitError{code: exitFailed, err: fmt.Errorf("%w (is the Temporal server up? see --temporal-address)", err)}
 	}

@@ -49,7 +49,7 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 	}
 	// The bundle is what was loaded (a script read from stdin has no
 	// file), with whatever it loads read from disk.
-	bundle, script, err := temporal.BundleSource(hosts(), lang.Source{Path: script.Path(), Text: script.Text()})
+	bundle, script, err := temporal.BundleSource(a.hosts(), lang.Source{Path: script.Path(), Text: script.Text()})
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
@@ -120,7 +120,7 @@ func (a *app) resumeOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendF
 		if err != nil {
 			return err
 		}
-		if req.Bundle, req.Script, err = temporal.BundleFile(hosts(), abs); err != nil {
+		if req.Bundle, req.Script, err = temporal.BundleFile(a.hosts(), abs); err != nil {
 			return &exitError{code: exitFailed, err: err}
 		}
 	}

@@ -46,7 +46,7 @@ func (a *app) temporalRuns(ctx context.Context) ([]store.Summary, error) {
 		c := clients[e.Config]
 		if c == nil {
 			dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			c, err = temporal.Dial(dctx, e.Config, hosts(), nil)
+			c, err = temporal.Dial(dctx, e.Config, a.hosts(), nil)
 			cancel()
 			if err != nil {
 				fmt.Fprintf(a.stderr, "dynworkflow: runs on Temporal at %s shown as last seen: %v\n", e.Config.Address, err)
@@ -152,7 +152,7 @@ func (a *app) temporalCheckpoints(ctx context.Context) ([]web.Checkpoint, map[st
 		c := clients[e.Config]
 		if c == nil {
 			dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			c, err = temporal.Dial(dctx, e.Config, hosts(), nil)
+			c, err = temporal.Dial(dctx, e.Config, a.hosts(), nil)
 			cancel()
 			if err != nil {
 				continue

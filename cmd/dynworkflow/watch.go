@@ -20,7 +20,7 @@ func (a *app) watchRun(ctx context.Context, rt *engine.Runtime, r *engine.Run, v
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 
 	w, err := watch.New(rt, r, watch.Options{})

@@ -85,6 +85,17 @@ func (w *Writer) write(b *batch) error {
 		}
 		n, err := w.file.Write(b.buf.Bytes())
 		w.bytesWritten.Add(int64(n))
+		w.markMu.Lock()
+		if w.mark.Size == 0 && n > 0 {
+			w.mark.Head = hexOf(b.firstSum)
+		}
+		w.mark.Size += int64(n)
+		if n == b.buf.Len() {
+			w.mark.Tail = hexOf(b.lastSum)
+		} else {
+			w.mark.Tail = ""
+		}
+		w.markMu.Unlock()
 		if n > 0 {
 			w.dirty = true
 		}

@@ -5,8 +5,12 @@
 // paying for that call again. The journal is the truth; everything else
 // (snapshots, listings, the dashboard) is rebuilt from it.
 //
-// The package knows nothing about what a record means. A record is one line
-// of JSON without a newline inside; the Writer adds the '\n'.
+// The package knows nothing about what a record means. A record is one JSON
+// object on one line; the Writer seals it with a CRC-32C of its bytes (a
+// last "crc" field, so the journal stays readable JSON lines) and adds the
+// '\n'. Readers hand back records as they were appended, and skip and
+// report every line whose checksum does not match (see checksum.go, which
+// also says how journals written before checksums are read).
 //
 // A Writer commits records in batches from a single goroutine: every record
 // queued while the previous batch was being written goes out in one write(2)
@@ -16,6 +20,7 @@
 //
 // A crash can leave a partial last line (a torn tail). Open and Scan move
 // such a tail to a side file next to the journal and truncate the journal to
-// its last complete record; a damaged line anywhere else is reported, never
-// dropped.
+// its last complete record; a damaged line anywhere else stays where it is,
+// and every scan skips it and reports it, so that the caller can say what
+// was lost (a finished call the engine will run again rather than trust).
 package journal

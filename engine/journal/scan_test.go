@@ -3,7 +3,10 @@ package journal
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,7 +67,7 @@ func TestOpenRepairsTornTail(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Close()
-			if got := readFile(t, path); got != tc.good+"{\"d\":4}\n" {
+			if got := readFile(t, path); !strings.HasPrefix(got, tc.good+`{"d":4,"crc":"`) {
 				t.Errorf("journal = %q", got)
 			}
 		})
@@ -90,7 +93,7 @@ func TestScanRepairsTornTail(t *testing.T) {
 	good, torn := "{\"a\":1}\n{\"b\":2}\n", `{"c":3`
 	writeFile(t, path, good+torn)
 	var lines []string
-	r, err := Scan(path, func(line []byte) error {
+	rep, err := Scan(path, func(line []byte) error {
 		lines = append(lines, string(line))
 		return nil
 	})
@@ -100,7 +103,7 @@ func TestScanRepairsTornTail(t *testing.T) {
 	if strings.Join(lines, "|") != `{"a":1}|{"b":2}` {
 		t.Errorf("Scan saw %q", lines)
 	}
-	checkRepair(t, path, r, torn, int64(len(good)))
+	checkRepair(t, path, rep.Repair, torn, int64(len(good)))
 	if got := readFile(t, path); got != good {
 		t.Errorf("journal after Scan = %q, want %q", got, good)
 	}
@@ -122,59 +125,159 @@ func TestScanLeavesLiveTail(t *testing.T) {
 	f.WriteString(`{"half":`)
 	f.Close()
 
-	recs, r, err := ReadAll(path)
-	if err != nil || r.Repaired() || len(recs) != 1 {
-		t.Errorf("ReadAll = %q, %v, %v; want the one complete record and no repair", recs, r, err)
+	recs, rep, err := ReadAll(path)
+	if err != nil || rep.Repair.Repaired() || len(recs) != 1 {
+		t.Errorf("ReadAll = %q, %+v, %v; want the one complete record and no repair", recs, rep, err)
 	}
-	if got := readFile(t, path); got != "{\"a\":1}\n{\"half\":" {
+	if got := readFile(t, path); !strings.HasSuffix(got, "}\n{\"half\":") {
 		t.Errorf("Scan changed a live journal: %q", got)
 	}
 }
 
+// A damaged line in the middle is skipped and reported, and stays where it
+// is: the records around it still count.
 func TestDamagedMiddleLine(t *testing.T) {
 	const content = "{\"a\":1}\nnot json\n{\"b\":2}\n"
 	path := tempJournal(t)
 	writeFile(t, path, content)
-	_, _, err := ReadAll(path)
-	var damaged *DamagedError
-	if !errors.As(err, &damaged) || !errors.Is(err, ErrDamaged) {
-		t.Fatalf("ReadAll = %v, want a *DamagedError", err)
+	recs, rep, err := ReadAll(path)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("ReadAll = %q, %v; want the two good records", recs, err)
 	}
-	if damaged.Line != 2 || damaged.Offset != 8 || damaged.Path != path {
-		t.Errorf("DamagedError = %+v, want line 2 at byte 8 of %s", damaged, path)
-	}
-	msg := err.Error()
-	for _, want := range []string{path, "line 2 (byte 8)", "move the file aside", "remove that line"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message %q does not mention %q", msg, want)
-		}
+	if len(rep.Damaged) != 1 || rep.Damaged[0].Line != 2 || rep.Damaged[0].Offset != 8 ||
+		string(rep.Damaged[0].Head) != "not json" || rep.TornBytes != 0 {
+		t.Errorf("Report = %+v, want line 2 at byte 8 damaged", rep)
 	}
 	if got := readFile(t, path); got != content {
 		t.Errorf("a damaged journal was changed: %q", got)
 	}
+	// Open leaves it too: only a torn tail is moved.
+	w := openT(t, path, Options{})
+	w.Close()
+	if r := w.OpenRepair(); r.Repaired() {
+		t.Errorf("Open repaired %v", r)
+	}
 }
 
-// A bad line followed by anything, even a torn line, was not made by a
-// crash: Open and Scan both refuse rather than drop it.
+// A bad line followed by a torn line is damage; only the torn line is
+// moved aside.
 func TestDamagedLineBeforeTornTail(t *testing.T) {
-	for name, content := range map[string]string{
-		"bad then partial": "{\"a\":1}\nnot json\n{\"b\":",
-		"bad then bad":     "{\"a\":1}\nnot json\nnor this\n",
+	for name, tc := range map[string]struct{ content, torn string }{
+		"bad then partial": {"{\"a\":1}\nnot json\n{\"b\":", `{"b":`},
+		"bad then bad":     {"{\"a\":1}\nnot json\nnor this\n", "nor this\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := tempJournal(t)
-			writeFile(t, path, content)
-			var damaged *DamagedError
-			if _, err := Open(path); !errors.As(err, &damaged) || damaged.Line != 2 || damaged.Offset != 8 {
-				t.Errorf("Open = %v, want damage at line 2, byte 8", err)
+			writeFile(t, path, tc.content)
+			recs, rep, err := ReadAll(path)
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("ReadAll = %q, %v", recs, err)
 			}
-			if _, _, err := ReadAll(path); !errors.As(err, &damaged) || damaged.Line != 2 {
-				t.Errorf("ReadAll = %v, want damage at line 2", err)
+			if len(rep.Damaged) != 1 || rep.Damaged[0].Line != 2 || rep.TornBytes != int64(len(tc.torn)) {
+				t.Errorf("Report = %+v, want line 2 damaged and a torn tail of %d bytes", rep, len(tc.torn))
 			}
-			if got := readFile(t, path); got != content {
-				t.Errorf("a damaged journal was changed: %q", got)
-			}
+			checkRepair(t, path, rep.Repair, tc.torn, int64(len(tc.content)-len(tc.torn)))
 		})
+	}
+}
+
+// Every record written is sealed with its CRC-32C, as a last JSON field, and
+// reads back as it was appended.
+func TestRecordsAreSealed(t *testing.T) {
+	path := tempJournal(t)
+	w := openT(t, path, Options{})
+	recs := []string{`{"a":1}`, `{"b":"x\u00e9"}`, `{"seq":3,"result":{"crc":"00000000"}}`}
+	for _, r := range recs {
+		if err := w.Append([]byte(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	for i, line := range strings.Split(strings.TrimSuffix(readFile(t, path), "\n"), "\n") {
+		want := fmt.Sprintf(`%s,"crc":"%08x"}`, recs[i][:len(recs[i])-1], crc32.Checksum([]byte(recs[i]), crc32.MakeTable(crc32.Castagnoli)))
+		if line != want {
+			t.Errorf("line %d = %s, want %s", i+1, line, want)
+		}
+		if !json.Valid([]byte(line)) {
+			t.Errorf("line %d is not JSON: %s", i+1, line)
+		}
+	}
+	if got := readAllT(t, path); strings.Join(got, "|") != strings.Join(recs, "|") {
+		t.Errorf("read back %q, want %q", got, recs)
+	}
+}
+
+// No single changed byte of a sealed journal lets a record through with a
+// content other than the one written: every change either leaves the
+// records as written or makes the scan skip and report a line.
+func TestEverySingleByteChangeIsCaught(t *testing.T) {
+	path := tempJournal(t)
+	w := openT(t, path, Options{})
+	var want []string
+	for i := range 6 {
+		rec := fmt.Sprintf(`{"seq":%d,"type":"call.finished","path":"/par0/%d/agent0","result":"answer %d"}`, i+1, i, i)
+		want = append(want, rec)
+		if err := w.Append([]byte(rec)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	pristine := []byte(readFile(t, path))
+	written := map[string]bool{}
+	for _, r := range want {
+		written[r] = true
+	}
+	changed := filepath.Join(t.TempDir(), "changed.jsonl")
+	for off := range pristine {
+		for _, x := range []byte{0x01, 0x20, 0x80, 0xff} {
+			b := bytes.Clone(pristine)
+			b[off] ^= x
+			writeFile(t, changed, string(b))
+			var got []string
+			rep, err := ScanReadOnly(changed, func(line []byte) error {
+				got = append(got, string(line))
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("byte %d ^ %#x: %v", off, x, err)
+			}
+			for _, g := range got {
+				if !written[g] {
+					t.Fatalf("byte %d ^ %#x: a record was read that was never written: %s", off, x, g)
+				}
+			}
+			if len(got) < len(want) && len(rep.Damaged) == 0 && rep.TornBytes == 0 {
+				t.Fatalf("byte %d ^ %#x: %d records lost without a report", off, x, len(want)-len(got))
+			}
+		}
+	}
+}
+
+// Journals written before checksums read as they are; once a sealed line
+// has been read, a line without a seal is damage.
+func TestUnsealedJournals(t *testing.T) {
+	path := tempJournal(t)
+	writeFile(t, path, "{\"a\":1}\n{\"b\":2}\n")
+	w := openT(t, path, Options{})
+	if err := w.Append([]byte(`{"c":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	appendRaw(t, path, "{\"d\":4}\n{\"e\":5}\n")
+	recs, rep, err := ReadAll(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, string(r))
+	}
+	if strings.Join(got, "|") != `{"a":1}|{"b":2}|{"c":3}` {
+		t.Errorf("records %q", got)
+	}
+	if len(rep.Damaged) != 2 || rep.Damaged[0].Line != 4 || rep.Damaged[1].Line != 5 ||
+		!strings.Contains(rep.Damaged[0].Reason, "checksum is missing") {
+		t.Errorf("Report = %+v, want lines 4 and 5 damaged for a missing checksum", rep)
 	}
 }
 
@@ -215,9 +318,9 @@ func TestScanMissingAndEmpty(t *testing.T) {
 		t.Errorf("Scan of a missing journal = %v, want fs.ErrNotExist", err)
 	}
 	writeFile(t, path, "")
-	recs, r, err := ReadAll(path)
-	if err != nil || r.Repaired() || len(recs) != 0 {
-		t.Errorf("ReadAll of an empty journal = %q, %v, %v", recs, r, err)
+	recs, rep, err := ReadAll(path)
+	if err != nil || rep.Repair.Repaired() || len(recs) != 0 {
+		t.Errorf("ReadAll of an empty journal = %q, %+v, %v", recs, rep, err)
 	}
 }
 
@@ -226,8 +329,9 @@ func TestScanReadOnly(t *testing.T) {
 	content := "{\"a\":1}\n{\"b\":2}\n{\"c\":"
 	writeFile(t, path, content)
 	var n int
-	if err := ScanReadOnly(path, func([]byte) error { n++; return nil }); err != nil || n != 2 {
-		t.Errorf("ScanReadOnly saw %d records, %v; want 2", n, err)
+	rep, err := ScanReadOnly(path, func([]byte) error { n++; return nil })
+	if err != nil || n != 2 || rep.TornBytes != 5 || rep.Repair.Repaired() {
+		t.Errorf("ScanReadOnly saw %d records, %+v, %v; want 2 and a torn tail left alone", n, rep, err)
 	}
 	if got := readFile(t, path); got != content {
 		t.Errorf("ScanReadOnly changed the journal: %q", got)
@@ -235,10 +339,50 @@ func TestScanReadOnly(t *testing.T) {
 	if side, _ := filepath.Glob(path + ".torn-*"); len(side) != 0 {
 		t.Errorf("ScanReadOnly wrote side files %q", side)
 	}
+}
 
-	writeFile(t, path, "{\"a\":1}\nnot json\n{\"b\":2}\n")
-	var damaged *DamagedError
-	if err := ScanReadOnly(path, func([]byte) error { return nil }); !errors.As(err, &damaged) || damaged.Line != 2 {
-		t.Errorf("ScanReadOnly of a damaged journal = %v, want damage at line 2", err)
+// A Writer's Mark is what ReadMark reads from the file, and a change to
+// the last record, or to the size, changes the Mark.
+func TestMark(t *testing.T) {
+	path := tempJournal(t)
+	w := openT(t, path, Options{})
+	if m := w.Mark(); m != (Mark{}) {
+		t.Errorf("Mark of a new journal = %+v", m)
+	}
+	for _, rec := range []string{`{"a":1}`, `{"b":2}`} {
+		if err := w.AppendSync(context.Background(), []byte(rec)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := w.Mark()
+	w.Close()
+	got, err := ReadMark(path)
+	if err != nil || got != want || want.Size == 0 || len(want.Tail) != 8 || len(want.Head) != 8 || want.Head == want.Tail {
+		t.Fatalf("ReadMark = %+v, %v; the writer's Mark was %+v", got, err, want)
+	}
+	w = openT(t, path, Options{})
+	if m := w.Mark(); m != want {
+		t.Errorf("Mark on reopening = %+v, want %+v", m, want)
+	}
+	w.Close()
+
+	content := []byte(readFile(t, path))
+	first := bytes.Clone(content)
+	first[3] ^= 1 // in the first record
+	writeFile(t, path, string(first))
+	if m, _ := ReadMark(path); m.Size != want.Size || m.Head != "" || m.Tail != want.Tail {
+		t.Errorf("Mark of a damaged first record = %+v, want no head", m)
+	}
+	content[len(content)-5] ^= 1 // in the last record's seal
+	writeFile(t, path, string(content))
+	if m, _ := ReadMark(path); m.Size != want.Size || m.Tail != "" {
+		t.Errorf("Mark of a damaged last record = %+v, want the size and no tail", m)
+	}
+	writeFile(t, path, string(content[:len(content)/2+3]))
+	if m, _ := ReadMark(path); m.Size != int64(len(content)/2+3) || m.Tail != "" {
+		t.Errorf("Mark of a cut journal = %+v", m)
+	}
+	if _, err := ReadMark(path + ".gone"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadMark of a missing journal = %v", err)
 	}
 }

@@ -2,10 +2,8 @@ package journal
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,23 +30,25 @@ func (r Repair) String() string {
 }
 
 // The torn-tail rule, shared by Open and Scan: a crash mid-write leaves a
-// prefix of the last batch, so at most one line at the end can be bad —
-// either a partial line (no trailing newline) or a complete line that is not
-// valid JSON. That line is torn. A bad line with anything after it was not
-// made by a crash and is a *DamagedError.
+// prefix of the last batch, so the last line is torn when it has no newline
+// or fails its check. Lines before it that fail their check are not torn:
+// they stay where they are, and every scan reports them as damaged.
 
 // repairTail moves the torn tail of the locked journal f, if it has one, to
-// a side file and truncates f to its last good record. It reads only the
-// last two lines, so Open costs the same however long the journal is.
+// a side file and truncates f to the end of the line before it. It reads
+// only the last line, so Open costs the same however long the journal is.
 func repairTail(f *os.File, path string) (Repair, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return Repair{}, fmt.Errorf("journal %s: %w", path, err)
 	}
 	size := fi.Size()
-	goodEnd, err := findGoodEnd(f, path, size)
-	if err != nil || goodEnd == size {
-		return Repair{}, err
+	goodEnd, err := findGoodEnd(f, size)
+	if err != nil {
+		return Repair{}, fmt.Errorf("reading journal %s: %w", path, err)
+	}
+	if goodEnd == size {
+		return Repair{}, nil
 	}
 
 	torn := make([]byte, size-goodEnd)
@@ -71,54 +71,31 @@ func repairTail(f *os.File, path string) (Repair, error) {
 	return Repair{SidePath: side, Offset: goodEnd, Bytes: int64(len(torn))}, nil
 }
 
-// findGoodEnd returns the offset just past the last good record.
-func findGoodEnd(f *os.File, path string, size int64) (int64, error) {
+// findGoodEnd returns the offset just past the last line that is not torn.
+func findGoodEnd(f *os.File, size int64) (int64, error) {
 	if size == 0 {
 		return 0, nil
 	}
 	var last [1]byte
 	if _, err := f.ReadAt(last[:], size-1); err != nil {
-		return 0, fmt.Errorf("reading journal %s: %w", path, err)
+		return 0, err
 	}
-	// tornStart is where the suspect last line starts; prevEnd is the
-	// newline that ends the line before it, or -1.
-	var tornStart, prevEnd int64
-	if last[0] == '\n' {
-		nl, err := lastNewline(f, size-1)
-		if err != nil {
-			return 0, fmt.Errorf("reading journal %s: %w", path, err)
-		}
-		ok, err := validLine(f, nl+1, size-1)
-		if err != nil {
-			return 0, fmt.Errorf("reading journal %s: %w", path, err)
-		}
-		if ok {
-			return size, nil
-		}
-		tornStart, prevEnd = nl+1, nl
-	} else {
+	if last[0] != '\n' {
 		nl, err := lastNewline(f, size)
-		if err != nil {
-			return 0, fmt.Errorf("reading journal %s: %w", path, err)
-		}
-		tornStart, prevEnd = nl+1, nl
+		return nl + 1, err
 	}
-	if prevEnd < 0 {
-		return tornStart, nil
-	}
-	start, err := lastNewline(f, prevEnd)
+	nl, err := lastNewline(f, size-1)
 	if err != nil {
-		return 0, fmt.Errorf("reading journal %s: %w", path, err)
+		return 0, err
 	}
-	start++
-	ok, err := validLine(f, start, prevEnd)
-	if err != nil {
-		return 0, fmt.Errorf("reading journal %s: %w", path, err)
+	line := make([]byte, size-1-(nl+1))
+	if _, err := f.ReadAt(line, nl+1); err != nil {
+		return 0, err
 	}
-	if !ok {
-		return 0, damagedAt(f, path, start)
+	if checkLine(line) == lineBroken {
+		return nl + 1, nil
 	}
-	return tornStart, nil
+	return size, nil
 }
 
 // lastNewline returns the offset of the last '\n' before end, or -1.
@@ -136,33 +113,6 @@ func lastNewline(f *os.File, end int64) (int64, error) {
 		end -= n
 	}
 	return -1, nil
-}
-
-func validLine(f *os.File, start, end int64) (bool, error) {
-	line := make([]byte, end-start)
-	if _, err := f.ReadAt(line, start); err != nil {
-		return false, err
-	}
-	return json.Valid(line), nil
-}
-
-// damagedAt builds the error for the line starting at offset. Counting the
-// lines before it reads the file, which is fine on this rare path.
-func damagedAt(f *os.File, path string, offset int64) error {
-	lines := 1
-	r := io.NewSectionReader(f, 0, offset)
-	var buf [32 << 10]byte
-	for {
-		n, err := r.Read(buf[:])
-		lines += bytes.Count(buf[:n], []byte{'\n'})
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("reading journal %s: %w", path, err)
-		}
-	}
-	return &DamagedError{Path: path, Line: lines, Offset: offset}
 }
 
 // saveSideFile writes torn bytes to <path>.torn-<unix-nanos>, durably.

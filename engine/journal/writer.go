@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,16 +41,20 @@ type Writer struct {
 	dirty bool // written since the last sync
 
 	records, batches, fsyncs, bytesWritten atomic.Int64
+
+	markMu sync.Mutex
+	mark   Mark // as of the last write
 }
 
 // A batch is the set of records that go out in one write. Waiters hold on
 // to it until done is closed, after which err is their result.
 type batch struct {
-	buf     *bytes.Buffer
-	records int
-	durable bool // someone waits for the batch to be synced
-	done    chan struct{}
-	err     error
+	buf               *bytes.Buffer
+	records           int
+	durable           bool   // someone waits for the batch to be synced
+	firstSum, lastSum uint32 // checksums of the first and last records
+	done              chan struct{}
+	err               error
 	// then holds the callbacks of AppendThen, run once the batch is
 	// written and synced (or failed).
 	then []func(error)
@@ -89,18 +94,75 @@ func Open(path string, opts ...Options) (*Writer, error) {
 		f.Close()
 		return nil, err
 	}
+	if w.mark, err = markOf(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("reading journal %s: %w", path, err)
+	}
 	w.pending = w.newBatch()
 	go w.commitLoop()
 	return w, nil
 }
 
+// Create makes a new journal at path whose first record is first, and opens
+// it. The journal appears whole or not at all: first is written to a side
+// file, synced, and then linked into place, so that a crash at any moment
+// leaves either no journal or one that begins with first, never an empty
+// one. It fails with an error matching fs.ErrExist if path exists.
+func Create(path string, first []byte, opts ...Options) (*Writer, error) {
+	if err := checkRecord(first); err != nil {
+		return nil, err
+	}
+	tmp := path + ".new"
+	err := writeNew(tmp, append(appendSealed(nil, first), '\n'))
+	if err == nil {
+		// A link, unlike a rename, never replaces an existing journal.
+		err = os.Link(tmp, path)
+	}
+	if rerr := os.Remove(tmp); err == nil && rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		err = rerr
+	}
+	if err == nil {
+		err = fsx.SyncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating journal %s: %w", path, err)
+	}
+	return Open(path, opts...)
+}
+
+// writeNew writes data to a new file at path with mode 0600 and syncs it.
+// A leftover file of that name from a crash is replaced.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+	}
+	return err
+}
+
 // openFile opens or creates the journal and takes its lock.
 func openFile(path string) (*os.File, error) {
 	created := true
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		created = false
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND|unix.O_NOFOLLOW, 0)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening journal: %w", err)
@@ -217,6 +279,8 @@ func (w *Writer) enqueue(rec []byte, durable bool, then func(error)) (*batch, er
 	if err := checkRecord(rec); err != nil {
 		return nil, err
 	}
+	sum := crc32.Checksum(rec, crcTable)
+	sealed := seal(sum)
 	w.mu.Lock()
 	if err := w.refuse(); err != nil {
 		w.mu.Unlock()
@@ -224,9 +288,14 @@ func (w *Writer) enqueue(rec []byte, durable bool, then func(error)) (*batch, er
 	}
 	b := w.pending
 	first := b.records == 0
-	b.buf.Write(rec)
+	b.buf.Write(rec[:len(rec)-1])
+	b.buf.Write(sealed[:])
 	b.buf.WriteByte('\n')
+	if b.records == 0 {
+		b.firstSum = sum
+	}
 	b.records++
+	b.lastSum = sum
 	if then != nil {
 		b.then = append(b.then, then)
 	}
@@ -267,16 +336,19 @@ func (w *Writer) wait(ctx context.Context, b *batch) error {
 	}
 }
 
-// checkRecord guards the line framing: a record is one non-empty line. It
-// does not re-parse the JSON, which would cost the hot path a second pass
-// over every record its caller just encoded; Scan validates on reading, and
-// an invalid last line is treated as torn and moved aside, never lost.
+// checkRecord guards the line framing: a record is one line holding a
+// non-empty JSON object, whose closing brace the seal replaces. It does not
+// re-parse the JSON, which would cost the hot path a second pass over every
+// record its caller just encoded; the checksum proves on reading that a
+// line is what the caller gave.
 func checkRecord(rec []byte) error {
 	switch {
 	case len(rec) == 0:
 		return fmt.Errorf("%w: empty", ErrBadRecord)
 	case bytes.IndexByte(rec, '\n') >= 0:
 		return fmt.Errorf("%w: contains a newline (indented JSON?)", ErrBadRecord)
+	case rec[0] != '{' || rec[len(rec)-1] != '}' || len(rec) < len(`{"":0}`):
+		return fmt.Errorf("%w: not a non-empty JSON object", ErrBadRecord)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -183,8 +184,8 @@ func TestClose(t *testing.T) {
 
 	ctx := context.Background()
 	for name, err := range map[string]error{
-		"Append":     w.Append([]byte(`{}`)),
-		"AppendSync": w.AppendSync(ctx, []byte(`{}`)),
+		"Append":     w.Append([]byte(`{"x":1}`)),
+		"AppendSync": w.AppendSync(ctx, []byte(`{"x":1}`)),
 		"Flush":      w.Flush(ctx),
 		"Close":      w.Close(),
 	} {
@@ -243,10 +244,10 @@ func TestSyncFailureBreaksWriter(t *testing.T) {
 	path := tempJournal(t)
 	w := openT(t, path, Options{hooks: hooks{sync: func(*os.File) error { return errDisk }}})
 	ctx := context.Background()
-	if err := w.AppendSync(ctx, []byte(`{}`)); !errors.Is(err, errDisk) {
+	if err := w.AppendSync(ctx, []byte(`{"x":1}`)); !errors.Is(err, errDisk) {
 		t.Fatalf("AppendSync = %v, want the sync error", err)
 	}
-	if err := w.Append([]byte(`{}`)); !errors.Is(err, errDisk) {
+	if err := w.Append([]byte(`{"x":1}`)); !errors.Is(err, errDisk) {
 		t.Errorf("Append after a failed sync = %v, want the sync error", err)
 	}
 	if err := w.Close(); !errors.Is(err, errDisk) {
@@ -263,7 +264,7 @@ func TestAppendSyncContext(t *testing.T) {
 	}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error)
-	go func() { errc <- w.AppendSync(ctx, []byte(`{}`)) }()
+	go func() { errc <- w.AppendSync(ctx, []byte(`{"x":1}`)) }()
 	<-entered
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -278,27 +279,25 @@ func TestAppendSyncContext(t *testing.T) {
 func TestBadRecord(t *testing.T) {
 	w := openT(t, tempJournal(t), Options{})
 	defer w.Close()
-	for _, rec := range []string{"", "{\n}"} {
+	for _, rec := range []string{"", "{\n}", "not json", "{}", "[1,2]", `{"a":1} `} {
 		if err := w.Append([]byte(rec)); !errors.Is(err, ErrBadRecord) {
 			t.Errorf("Append(%q) = %v, want ErrBadRecord", rec, err)
 		}
 	}
 }
 
-// The writer does not re-parse what it is given; a record that is not JSON
-// is caught on reading, and as the last line it is moved aside, not lost.
+// A last line that is not a good record (a crash tore it) is moved aside on
+// Open, not lost.
 func TestInvalidLastRecordIsMovedAsideOnOpen(t *testing.T) {
 	path := tempJournal(t)
 	w := openT(t, path, Options{})
 	if err := w.Append([]byte(`{"ok":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Append([]byte(`not json`)); err != nil {
-		t.Fatal(err)
-	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	appendRaw(t, path, "not json\n")
 	w = openT(t, path, Options{})
 	repair := w.OpenRepair()
 	if err := w.Close(); err != nil {
@@ -311,6 +310,18 @@ func TestInvalidLastRecordIsMovedAsideOnOpen(t *testing.T) {
 	recs, _, err := ReadAll(path)
 	if err != nil || len(recs) != 1 || string(recs[0]) != `{"ok":1}` {
 		t.Fatalf("journal after repair: %q %v", recs, err)
+	}
+}
+
+func appendRaw(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -399,12 +410,41 @@ func TestAppendThen(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	w.AppendThen([]byte(`{}`), func(err error) { errs <- err })
+	w.AppendThen([]byte(`{"late":1}`), func(err error) { errs <- err })
 	if err := <-errs; !errors.Is(err, ErrClosed) {
 		t.Fatalf("AppendThen after Close: %v, want ErrClosed", err)
 	}
 	recs, _, err := ReadAll(path)
 	if err != nil || len(recs) != n {
 		t.Fatalf("%d records read back (%v), want %d", len(recs), err, n)
+	}
+}
+
+// Create makes the journal appear with its first record or not at all, and
+// never replaces one.
+func TestCreate(t *testing.T) {
+	path := tempJournal(t)
+	w, err := Create(path, []byte(`{"type":"run"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append([]byte(`{"type":"log"}`)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if got := readAllT(t, path); len(got) != 2 || got[0] != `{"type":"run"}` {
+		t.Errorf("journal = %q", got)
+	}
+	if _, err := Create(path, []byte(`{"type":"run"}`)); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Create over a journal = %v, want fs.ErrExist", err)
+	}
+	if got := readAllT(t, path); len(got) != 2 {
+		t.Errorf("Create over a journal changed it: %q", got)
+	}
+	if _, err := os.Stat(path + ".new"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Create left its side file: %v", err)
+	}
+	if _, err := Create(tempJournal(t), []byte(`not json`)); !errors.Is(err, ErrBadRecord) {
+		t.Errorf("Create with a bad record = %v", err)
 	}
 }

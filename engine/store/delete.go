@@ -27,8 +27,21 @@ func (s *Store) DeleteRun(runID string) error {
 	if err != nil {
 		return fmt.Errorf("deleting run %s: %w", runID, err)
 	}
+	return s.deleteLeased(runID, paths, lease)
+}
 
-	victims := []string{paths.Snapshot, paths.Backup, paths.Snapshot + ".tmp", paths.Journal}
+// DeleteLeased is DeleteRun for a caller that holds the run's lease; it
+// releases it.
+func (s *Store) DeleteLeased(runID string, lease *Lease) error {
+	paths, err := s.runPaths(runID)
+	if err != nil {
+		return err
+	}
+	return s.deleteLeased(runID, paths, lease)
+}
+
+func (s *Store) deleteLeased(runID string, paths Paths, lease *Lease) error {
+	victims := []string{paths.Snapshot, paths.Backup, paths.Snapshot + ".tmp", paths.Journal, paths.Journal + ".new"}
 	sides, err := tornSideFiles(s.runsDir, runID)
 	victims = append(victims, sides...)
 	for _, path := range victims {
@@ -61,4 +74,48 @@ func tornSideFiles(dir, runID string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// SweepLeftovers removes what a process killed while starting a run, or
+// while writing a snapshot, leaves behind and no reader looks at: a lock
+// file, a half-made journal (<run>.jsonl.new) or a snapshot's temp file of
+// a run nobody holds. Lock and half-made journal go only when the run has
+// no journal and no snapshot; a temp file goes whenever the run's lease is
+// free.
+func (s *Store) SweepLeftovers() error {
+	entries, err := os.ReadDir(s.runsDir)
+	if err != nil {
+		return err
+	}
+	var errs error
+	for _, e := range entries {
+		name := e.Name()
+		var id string
+		var ok bool
+		for _, suffix := range []string{".lock", ".jsonl.new", ".json.tmp"} {
+			if id, ok = strings.CutSuffix(name, suffix); ok {
+				break
+			}
+		}
+		if !ok || ValidRunID(id) != nil {
+			continue
+		}
+		paths, _ := s.runPaths(id)
+		orphan := !exists(paths.Journal) && !exists(paths.Snapshot) && !exists(paths.Backup)
+		if !orphan && !strings.HasSuffix(name, ".json.tmp") {
+			continue
+		}
+		lease, err := s.AcquireLease(id, "sweep")
+		if err != nil {
+			continue // someone is starting it right now
+		}
+		for _, p := range []string{paths.Snapshot + ".tmp", paths.Journal + ".new"} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = errors.Join(errs, err)
+			}
+		}
+		// Releasing removes the lock file, as every release does.
+		errs = errors.Join(errs, lease.Release())
+	}
+	return errs
 }

@@ -21,6 +21,10 @@ var (
 	// ErrLeased is matched by a *LeasedError: a live process owns the run.
 	ErrLeased = errors.New("run is owned by another process")
 
+	// ErrUnsafeState is matched when a state directory is a symlink or
+	// belongs to another user: the store refuses to use it.
+	ErrUnsafeState = errors.New("unsafe state directory")
+
 	// ErrLeaseLost is returned by Lease.Check and Lease.Renew once the lease
 	// is no longer ours: released, or its lock file removed or replaced.
 	ErrLeaseLost = errors.New("run lease lost")

@@ -3,9 +3,14 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
 
 const (
@@ -13,23 +18,29 @@ const (
 	fileMode = 0o600
 )
 
-// ensureDir creates dir (and parents) with mode 0700 and tightens it if it
-// already existed with a looser mode; tightened reports that it did.
+// ensureDir creates dir with mode 0700 (and its missing parents), or checks
+// and tightens it; see fsx.PrivateDir.
 func ensureDir(dir string) (tightened bool, err error) {
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return false, err
+	tightened, err = fsx.PrivateDir(dir, HomeEnv)
+	if errors.Is(err, fsx.ErrUnsafeDir) {
+		err = fmt.Errorf("%w: %w", ErrUnsafeState, err)
 	}
-	fi, err := os.Stat(dir)
+	return tightened, err
+}
+
+// openNoFollow opens a run file for reading, refusing a symlink.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+}
+
+// readFileNoFollow reads a run file, refusing a symlink.
+func readFileNoFollow(path string) ([]byte, error) {
+	f, err := openNoFollow(path)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if !fi.IsDir() {
-		return false, fmt.Errorf("%s is not a directory", dir)
-	}
-	if fi.Mode().Perm() != dirMode {
-		return true, os.Chmod(dir, dirMode)
-	}
-	return false, nil
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // tightenFiles sets every regular file directly in dir to mode 0600.
@@ -59,18 +70,18 @@ func tightenFiles(dir string) error {
 	return nil
 }
 
-// writeFileSync writes data to a new file at path with mode 0600 and syncs
-// it, replacing a leftover file of that name.
-func writeFileSync(path string, data []byte) error {
+// writeFileSync writes data to a new file at path with mode 0600 and, when
+// sync is set, syncs it, replacing a leftover file of that name.
+func writeFileSync(path string, data []byte, sync bool) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, fileMode)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

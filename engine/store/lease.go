@@ -82,7 +82,7 @@ func (s *Store) AcquireLease(runID, owner string) (*Lease, error) {
 // if the lock is held, or was replaced under us.
 func tryLease(runID string, paths Paths, owner string) (*Lease, LeaseInfo, error) {
 	path := paths.Lock
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, fileMode)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, fileMode)
 	if err != nil {
 		return nil, LeaseInfo{}, err
 	}
@@ -100,7 +100,7 @@ func tryLease(runID string, paths Paths, owner string) (*Lease, LeaseInfo, error
 		f.Close()
 		return nil, LeaseInfo{}, err
 	}
-	cur, err := os.Stat(path)
+	cur, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && !os.SameFile(id, cur) {
 		f.Close()
 		return nil, LeaseInfo{}, nil
@@ -154,7 +154,7 @@ func (l *Lease) check() error {
 	if l.file == nil {
 		return fmt.Errorf("run %s: %w: released", l.runID, ErrLeaseLost)
 	}
-	cur, err := os.Stat(l.path)
+	cur, err := os.Lstat(l.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("run %s: %w: its lock file was removed", l.runID, ErrLeaseLost)
 	}
@@ -227,7 +227,7 @@ func (s *Store) LeaseHolder(runID string) (LeaseInfo, bool, error) {
 	if err != nil {
 		return LeaseInfo{}, false, err
 	}
-	f, err := os.Open(paths.Lock)
+	f, err := openNoFollow(paths.Lock)
 	if errors.Is(err, fs.ErrNotExist) {
 		return LeaseInfo{}, false, nil
 	}

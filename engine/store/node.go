@@ -358,5 +358,5 @@ func (s *Store) addNodeViews() error {
 	if !complete || !seen {
 		return nil // an empty project costs nothing to look at again
 	}
-	return writeFileSync(marker, nil)
+	return writeFileSync(marker, nil, true)
 }

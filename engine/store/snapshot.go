@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,7 +31,7 @@ type Summary struct {
 	RunID       string `json:"runId"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
-	Status      string `json:"status"` // running, paused, completed, failed, stopped
+	Status      string `json:"status"` // running, paused, completed, failed, stopped, damaged
 	PauseReason string `json:"pauseReason,omitempty"`
 	Error       string `json:"error,omitempty"`
 	// ErrorCode is the stable code of the error that ended the run, when it
@@ -46,6 +47,13 @@ type Summary struct {
 	EndedAt    *time.Time `json:"endedAt,omitempty"`
 	Stats      Stats      `json:"stats"`
 	JournalSeq int64      `json:"journalSeq"` // last journal record this snapshot reflects
+	// JournalSize, JournalHead and JournalTail are the journal's size and
+	// the checksums of its first and last records (journal.Mark) when the
+	// snapshot was written. A journal that no longer has them has changed
+	// since: the journal, not the snapshot, says what the run is.
+	JournalSize int64  `json:"journalSize,omitempty"`
+	JournalHead string `json:"journalHead,omitempty"`
+	JournalTail string `json:"journalTail,omitempty"`
 	// Foreign names the runtime that owns a run dynworkflow only reads:
 	// ForeignNode for the Node runtime's. Empty for ours.
 	Foreign string `json:"foreign,omitempty"`
@@ -58,14 +66,39 @@ type Summary struct {
 	Stale bool `json:"-"`
 }
 
+// crcTable is CRC-32C, as the journal's.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// summaryCRC is the checksum a snapshot file carries of its summary's
+// bytes, as its "summaryCrc" field, so that a damaged summary is read as
+// damaged rather than believed. Snapshots written before it have none and
+// are read as they are.
+func summaryCRC(raw []byte) string {
+	return fmt.Sprintf("%08x", crc32.Checksum(raw, crcTable))
+}
+
+// summaryOnDisk is the start of a snapshot file, as written: the summary's
+// bytes and their checksum.
+type summaryOnDisk struct {
+	Summary    json.RawMessage `json:"summary"`
+	SummaryCRC string          `json:"summaryCrc"`
+}
+
+// errSummaryCRC is the error of a summary that does not match its
+// checksum.
+var errSummaryCRC = errors.New("the summary does not match its checksum")
+
 // A Snapshot is a fast-read projection of a run, rebuildable from its
 // journal.
 type Snapshot struct {
-	// Summary must stay the first field: ListSummaries decodes only the
-	// start of each file.
-	Summary Summary         `json:"summary"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Detail  json.RawMessage `json:"detail,omitempty"` // opaque to the store
+	// Summary must stay the first field, and SummaryCRC the second:
+	// ListSummaries decodes only the start of each file.
+	Summary Summary `json:"summary"`
+	// SummaryCRC is summaryCRC of the summary's bytes as written; set by
+	// WriteSnapshot.
+	SummaryCRC string          `json:"summaryCrc,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Detail     json.RawMessage `json:"detail,omitempty"` // opaque to the store
 	// NodeView repeats the run in the Node runtime's field names, so that
 	// its list and show read our runs (see node.go).
 	NodeView
@@ -100,6 +133,20 @@ type Snapshot struct {
 //
 // A crash can leave a stale tmp file; the next write replaces it.
 func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
+	return s.writeSnapshot(runID, snap, true)
+}
+
+// RefreshSnapshot is WriteSnapshot without the fsyncs, for the snapshots a
+// running run writes now and then: it keeps the disk free for the
+// journal's own fsyncs, on which finished calls wait. A crash can then
+// leave the snapshot and its backup older than the journal, or unreadable;
+// readers see that from the journal's Mark and the summary's checksum, and
+// fold the journal instead.
+func (s *Store) RefreshSnapshot(runID string, snap *Snapshot) error {
+	return s.writeSnapshot(runID, snap, false)
+}
+
+func (s *Store) writeSnapshot(runID string, snap *Snapshot, durable bool) error {
 	paths, err := s.runPaths(runID)
 	if err != nil {
 		return err
@@ -110,6 +157,13 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 		return fmt.Errorf("writing snapshot of run %s: summary names run %q", runID, snap.Summary.RunID)
 	}
 	snap.fillNodeView()
+	// The summary encodes to the same bytes inside the snapshot as alone,
+	// which is what the checksum covers.
+	summary, err := json.Marshal(snap.Summary)
+	if err != nil {
+		return fmt.Errorf("writing snapshot of run %s: %w", runID, err)
+	}
+	snap.SummaryCRC = summaryCRC(summary)
 	data, err := json.Marshal(snap)
 	if err != nil {
 		return fmt.Errorf("writing snapshot of run %s: %w", runID, err)
@@ -120,8 +174,15 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 	defer mu.Unlock()
 
 	tmp := paths.Snapshot + ".tmp"
+	renamed := false
+	defer func() {
+		// A failed write (a full disk) must not leave its temp file.
+		if !renamed {
+			_ = os.Remove(tmp)
+		}
+	}()
 	fail := func(err error) error { return fmt.Errorf("writing snapshot of run %s: %w", runID, err) }
-	if err := writeFileSync(tmp, data); err != nil {
+	if err := writeFileSync(tmp, data, durable); err != nil {
 		return fail(err)
 	}
 	written, err := os.Stat(tmp)
@@ -142,9 +203,13 @@ func (s *Store) WriteSnapshot(runID string, snap *Snapshot) error {
 	if err := os.Rename(tmp, paths.Snapshot); err != nil {
 		return fail(err)
 	}
+	renamed = true
 	s.remember(runID, written)
 	if err := s.step("renamed"); err != nil {
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	if err := fsx.SyncDir(s.runsDir); err != nil {
 		return fail(err)
@@ -220,9 +285,16 @@ func readEither[T any](paths Paths, runID string, read func(path, runID string) 
 }
 
 func readSnapshotFile(path, runID string) (*Snapshot, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFileNoFollow(path)
 	if err != nil {
 		return nil, err
+	}
+	var head summaryOnDisk
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	if head.SummaryCRC != "" && head.SummaryCRC != summaryCRC(head.Summary) {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), errSummaryCRC)
 	}
 	var snap Snapshot
 	if err := json.Unmarshal(data, &snap); err != nil {

@@ -221,3 +221,31 @@ func TestWriteSnapshotConcurrent(t *testing.T) {
 		t.Errorf("ReadSnapshot = %v, %v", snap, err)
 	}
 }
+
+// A summary that no longer matches its checksum is not believed: the
+// backup is read instead, and a listing marks it stale.
+func TestDamagedSummaryIsNotBelieved(t *testing.T) {
+	root := t.TempDir()
+	s := openT(t, root)
+	writeT(t, s, "r1", 1)
+	writeT(t, s, "r1", 2)
+	p := s.RunPaths("r1")
+	b, err := os.ReadFile(p.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"summaryCrc":"`) {
+		t.Fatalf("snapshot has no summary checksum: %s", b)
+	}
+	damaged := strings.Replace(string(b), `"journalSeq":2`, `"journalSeq":7`, 1)
+	if err := os.WriteFile(p.Snapshot, []byte(damaged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, src := version(t, root, "r1"); v != 1 || src != p.Backup {
+		t.Errorf("read version %d from %s, want the backup's 1", v, src)
+	}
+	sums, err := openT(t, root).ListSummaries()
+	if err != nil || len(sums) != 1 || !sums[0].Stale || sums[0].JournalSeq != 1 {
+		t.Errorf("ListSummaries = %+v, %v; want the backup's summary, stale", sums, err)
+	}
+}

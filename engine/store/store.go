@@ -48,7 +48,9 @@ type Paths struct {
 
 // Open opens the project of working directory cwd under root, creating its
 // directories with mode 0700 and tightening existing ones, along with the
-// run files, to 0700 and 0600. An empty root means DefaultRoot.
+// run files, to 0700 and 0600. An empty root means DefaultRoot. A state
+// directory that is a symlink or belongs to another user is refused with an
+// error matching ErrUnsafeState.
 func Open(root, cwd string) (*Store, error) {
 	if root == "" {
 		var err error
@@ -61,8 +63,15 @@ func Open(root, cwd string) (*Store, error) {
 		return nil, fmt.Errorf("opening state root %s: %w", root, err)
 	}
 	id := ProjectID(cwd)
-	if _, err := ensureDir(filepath.Join(root, "projects")); err != nil {
+	// The root's parents are the user's (~/.pi, say); from the root down,
+	// every directory must be ours (see ensureDir).
+	if err := os.MkdirAll(filepath.Dir(root), dirMode); err != nil {
 		return nil, fmt.Errorf("opening state directory: %w", err)
+	}
+	for _, dir := range []string{root, filepath.Join(root, "projects")} {
+		if _, err := ensureDir(dir); err != nil {
+			return nil, fmt.Errorf("opening state directory: %w", err)
+		}
 	}
 	left, err := migrateLegacy(root, legacyProjectID(cwd), id)
 	if err != nil {

@@ -78,7 +78,7 @@ func runOfFile(name string) (string, bool) {
 // readSummary decodes the summary at the start of the snapshot at path and
 // stops there: the decoder reads a few kilobytes whatever the file's size.
 func readSummary(br *bufio.Reader, path, runID string) (Summary, error) {
-	f, err := os.Open(path)
+	f, err := openNoFollow(path)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -96,7 +96,19 @@ func readSummary(br *bufio.Reader, path, runID string) (Summary, error) {
 		}
 		return Summary{}, badSummary(path, err)
 	}
-	if err := dec.Decode(&sum); err != nil {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return Summary{}, badSummary(path, err)
+	}
+	// The checksum follows the summary; a snapshot from before checksums
+	// has the next field there instead, or nothing.
+	if tok, err := dec.Token(); err == nil && tok == "summaryCrc" {
+		var crc string
+		if err := dec.Decode(&crc); err != nil || crc != summaryCRC(raw) {
+			return Summary{}, fmt.Errorf("%s: %w", filepath.Base(path), errSummaryCRC)
+		}
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil {
 		return Summary{}, badSummary(path, err)
 	}
 	if sum.RunID != runID {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -100,6 +101,47 @@ func TestRun(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Placeholders are expanded once, left to right, never inside what they
+// were replaced with; a lone placeholder word whose value looks like an
+// option is passed only after "--".
+func TestArgs(t *testing.T) {
+	vals := map[string]string{"prompt": "use {model} and {dir}", "model": "m-1", "effort": "high", "schema": "{}", "dir": "/p", "schema_file": "/s.json"}
+	tests := []struct {
+		template string
+		vals     map[string]string
+		want     []string
+		wantErr  bool
+	}{
+		{"tool {prompt}", vals, []string{"use {model} and {dir}"}, false},
+		{"tool --m={model} --p={prompt} {effort}", vals, []string{"--m=m-1", "--p=use {model} and {dir}", "high"}, false},
+		{"tool {{prompt}} {unknown} {", vals, []string{"{use {model} and {dir}}", "{unknown}", "{"}, false},
+		{"tool {schema}{schema_file}", vals, []string{"{}/s.json"}, false},
+		{"tool {prompt}", map[string]string{"prompt": "--help"}, nil, true},
+		{"tool {model} x", map[string]string{"model": "-rf"}, nil, true},
+		{"tool -- {prompt}", map[string]string{"prompt": "--help"}, []string{"--", "--help"}, false},
+		{"tool --prompt={prompt}", map[string]string{"prompt": "--help"}, []string{"--prompt=--help"}, false},
+		{"tool x{prompt}", map[string]string{"prompt": "-x"}, []string{"x-x"}, false},
+	}
+	for _, tc := range tests {
+		spec, err := ParseSpec(tc.template)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 { // the same every time: no map order in it
+			got, err := spec.Args(tc.vals)
+			if tc.wantErr {
+				if !errors.Is(err, ErrOptionLike) || !strings.Contains(err.Error(), "put -- before") {
+					t.Fatalf("%s: Args = %q, %v; want ErrOptionLike saying what to do", tc.template, got, err)
+				}
+				continue
+			}
+			if err != nil || strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") {
+				t.Fatalf("%s: Args = %q, %v; want %q", tc.template, got, err, tc.want)
+			}
+		}
+	}
+}
 
 // TestConfiguredDefaults: a request that names no model or policy gets the
 // executor's configured ones; one that does keeps its own.

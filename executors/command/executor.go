@@ -45,23 +45,20 @@ func (e *Executor) Describe() executors.Definition {
 // Run runs the template for one call.
 func (e *Executor) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
 	req = e.WithDefaults(req)
-	vals := map[string]string{"{prompt}": req.Prompt, "{model}": req.Model, "{effort}": req.Effort,
-		"{schema}": string(req.Schema), "{dir}": req.Dir, "{schema_file}": "",
-		"{permissions}": string(req.Permissions.Or(executors.WorkspaceWrite))}
+	vals := map[string]string{"prompt": req.Prompt, "model": req.Model, "effort": req.Effort,
+		"schema": string(req.Schema), "dir": req.Dir, "schema_file": "",
+		"permissions": string(req.Permissions.Or(executors.WorkspaceWrite))}
 	if e.spec.uses("{schema_file}") && len(req.Schema) > 0 {
 		path, cleanup, err := agentcli.SchemaFile(req.Schema)
 		if err != nil {
 			return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: e.Name(), Err: err}
 		}
 		defer cleanup()
-		vals["{schema_file}"] = path
+		vals["schema_file"] = path
 	}
-	args := make([]string, 0, len(e.spec.Words)-1)
-	for _, w := range e.spec.Words[1:] {
-		for k, v := range vals {
-			w = strings.ReplaceAll(w, k, v)
-		}
-		args = append(args, w)
+	args, err := e.spec.Args(vals)
+	if err != nil {
+		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: e.Name(), Err: err}
 	}
 	call := agentcli.Call{Args: args, Dir: req.Dir}
 	if !e.spec.uses("{prompt}") {

@@ -109,3 +109,89 @@ func (s Spec) uses(p string) bool {
 	}
 	return false
 }
+
+// placeholders are the names a template may use, in braces.
+var placeholders = []string{"prompt", "model", "effort", "schema", "schema_file", "dir", "permissions"}
+
+// ErrOptionLike is matched by the error of Args when a value that starts
+// with '-' would become a word of its own, where the program would read it
+// as an option.
+var ErrOptionLike = errors.New("a value would be read as an option")
+
+// Args expands the template's words after the program with vals (by
+// placeholder name, without braces). Each word is read once, left to
+// right: a placeholder is replaced by its value, and the value is never
+// read again, so a prompt that contains "{model}" stays as it is. Braces
+// that do not name a placeholder stay as they are.
+//
+// A word that is a placeholder alone and whose value starts with '-'
+// (a prompt such as "--help", say) would reach the program as an option.
+// It is passed only after a "--" word, which ends the options of most
+// programs; otherwise Args refuses, with an error matching ErrOptionLike
+// that says how to fix the template.
+func (s Spec) Args(vals map[string]string) ([]string, error) {
+	args := make([]string, 0, len(s.Words)-1)
+	afterDashes := false
+	for _, w := range s.Words[1:] {
+		out := expand(w, vals)
+		if name, lone := loneName(w); lone && strings.HasPrefix(out, "-") && !afterDashes {
+			return nil, fmt.Errorf("%w: the %s starts with %q, and the template of executor %q passes {%s} as a word of its own, "+
+				"where %s would read it as an option; put -- before {%s} in the template, write it inside a word (--%s={%s}), "+
+				"or leave {prompt} out to pass the prompt on standard input",
+				ErrOptionLike, name, clipValue(out), s.Name, name, s.Words[0], name, name, name)
+		}
+		if w == "--" {
+			afterDashes = true
+		}
+		args = append(args, out)
+	}
+	return args, nil
+}
+
+// expand replaces the placeholders of one template word, left to right.
+func expand(w string, vals map[string]string) string {
+	if !strings.Contains(w, "{") {
+		return w
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(w, '{')
+		if i < 0 {
+			b.WriteString(w)
+			return b.String()
+		}
+		b.WriteString(w[:i])
+		w = w[i:]
+		name, ok := placeholderAt(w)
+		if !ok {
+			b.WriteByte('{')
+			w = w[1:]
+			continue
+		}
+		b.WriteString(vals[name])
+		w = w[len(name)+2:]
+	}
+}
+
+// placeholderAt reports the placeholder that w starts with.
+func placeholderAt(w string) (string, bool) {
+	for _, p := range placeholders {
+		if strings.HasPrefix(w, "{"+p+"}") {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// loneName reports whether a word is one placeholder and nothing else.
+func loneName(w string) (string, bool) {
+	name, ok := placeholderAt(w)
+	return name, ok && len(w) == len(name)+2
+}
+
+func clipValue(v string) string {
+	if len(v) > 20 {
+		return v[:20] + "…"
+	}
+	return v
+}

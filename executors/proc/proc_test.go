@@ -27,9 +27,9 @@ func TestRunLinesStdinAndExit(t *testing.T) {
 		{"exit code", `echo x; exit 3`, nil, []string{"x"}, 3},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		eachMode(t, tc.name, func(t *testing.T, reg *Registry) {
 			var got []string
-			ex, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", tc.script}, Stdin: tc.stdin},
+			ex, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", tc.script}, Stdin: tc.stdin, Registry: reg},
 				func(l []byte) { got = append(got, string(l)) })
 			if err != nil {
 				t.Fatal(err)
@@ -45,18 +45,46 @@ func TestRunLinesStdinAndExit(t *testing.T) {
 }
 
 func TestRunMissingBinary(t *testing.T) {
-	if _, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope")}, nil); err == nil {
-		t.Fatal("want an error for a missing binary")
+	eachMode(t, "", func(t *testing.T, reg *Registry) {
+		if _, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope"), Registry: reg}, nil); err == nil {
+			t.Fatal("want an error for a missing binary")
+		}
+	})
+}
+
+// eachMode runs test with children started by us, and by a supervisor.
+func eachMode(t *testing.T, name string, test func(t *testing.T, reg *Registry)) {
+	for _, supervised := range []bool{false, true} {
+		sub := name + "/direct"
+		if supervised {
+			sub = name + "/supervised"
+		}
+		t.Run(strings.TrimPrefix(sub, "/"), func(t *testing.T) {
+			reg, err := OpenRegistry(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if supervised {
+				sup := NewSupervisor(nil)
+				if sup == nil {
+					t.Skip("no supervisor on this system")
+				}
+				t.Cleanup(func() { sup.Close() })
+				reg.Supervise(sup)
+			}
+			test(t, reg)
+		})
 	}
 }
 
 // TestStopSignalsTheGroup: a child that ignores SIGTERM is killed after
 // the grace period, and so is the grandchild it spawned.
 func TestStopSignalsTheGroup(t *testing.T) {
-	reg, err := OpenRegistry(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eachMode(t, "", testStopSignalsTheGroup)
+}
+
+func testStopSignalsTheGroup(t *testing.T, reg *Registry) {
+	var err error
 	ctx, cancel := context.WithCancel(context.Background())
 	grandchild := make(chan int, 1)
 	var ex Exit
@@ -198,5 +226,63 @@ func TestReap(t *testing.T) {
 				t.Errorf("entries left = %d, want kept=%v", len(entries), tc.wantKept)
 			}
 		})
+	}
+}
+
+// An entry written by another user, or planted as a symlink, is never acted
+// on: the process group it names is spared and the entry stays.
+func TestReapIgnoresForeignEntries(t *testing.T) {
+	plant := map[string]func(t *testing.T, path string){
+		"symlink": func(t *testing.T, path string) {
+			real := path + ".real"
+			if err := os.Rename(path, real); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(real, path); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"another user's": func(t *testing.T, path string) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to give a file to another user")
+			}
+			if err := os.Chown(path, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, plant := range plant {
+		t.Run(name, func(t *testing.T) {
+			reg, err := OpenRegistry(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exited := startOrphan(t, reg, deadOwner(t), func(s uint64) uint64 { return s })
+			entries, _ := os.ReadDir(reg.Dir())
+			plant(t, filepath.Join(reg.Dir(), entries[0].Name()))
+			found, err := reg.Reap(context.Background())
+			if err != nil || len(found) != 0 {
+				t.Errorf("Reap = %+v, %v; want nothing acted on", found, err)
+			}
+			select {
+			case <-exited:
+				t.Error("the group a foreign entry names was killed")
+			default:
+			}
+			if _, err := os.Lstat(filepath.Join(reg.Dir(), entries[0].Name())); err != nil {
+				t.Errorf("the foreign entry was removed: %v", err)
+			}
+		})
+	}
+}
+
+// The registry's directory must be ours, like every state directory.
+func TestRegistryRefusesASymlinkedDir(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "children")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenRegistry(link, nil); err == nil {
+		t.Error("OpenRegistry accepted a symlinked directory")
 	}
 }

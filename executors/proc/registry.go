@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -13,6 +14,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
 
 // Registry records live children, one file per child, in a directory of
@@ -23,6 +28,21 @@ type Registry struct {
 	// self identifies our process to the entries we write.
 	self identity
 	log  *slog.Logger
+	// sup, if set, starts the children (see Supervisor).
+	sup *Supervisor
+}
+
+// Supervise has the registry's children started by sup, which kills them
+// and everything they started as soon as we die. Call it before any child
+// starts.
+func (r *Registry) Supervise(sup *Supervisor) { r.sup = sup }
+
+// supervisor is the registry's supervisor, nil for a nil registry.
+func (r *Registry) supervisor() *Supervisor {
+	if r == nil {
+		return nil
+	}
+	return r.sup
 }
 
 // identity names a process across pid reuse: its pid and its start time
@@ -44,9 +64,11 @@ type entry struct {
 	path string
 }
 
-// OpenRegistry opens (creating it, mode 0700) the registry in dir.
+// OpenRegistry opens (creating it, mode 0700) the registry in dir. Like
+// every state directory, it must be a real directory of the user we run
+// as: its entries tell Reap which process groups to kill.
 func OpenRegistry(dir string, log *slog.Logger) (*Registry, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if _, err := fsx.PrivateDir(dir, "DYNAMIC_WORKFLOWS_HOME"); err != nil {
 		return nil, fmt.Errorf("open the child registry: %w", err)
 	}
 	if log == nil {
@@ -76,7 +98,7 @@ func (r *Registry) add(pid int, name string) (*entry, error) {
 	}
 	// No fsync: the file matters only if we die, and a child that outlives
 	// a machine crash is not a concern.
-	if err := os.WriteFile(e.path, b, 0o600); err != nil {
+	if err := writeEntry(e.path, b); err != nil {
 		return nil, fmt.Errorf("record child %d: %w", pid, err)
 	}
 	return e, nil
@@ -97,7 +119,7 @@ func (r *Registry) Groups() []int {
 	names, _ := os.ReadDir(r.dir)
 	var groups []int
 	for _, de := range names {
-		b, err := os.ReadFile(filepath.Join(r.dir, de.Name()))
+		b, err := readEntry(filepath.Join(r.dir, de.Name()))
 		if err != nil {
 			continue
 		}
@@ -107,6 +129,41 @@ func (r *Registry) Groups() []int {
 		}
 	}
 	return groups
+}
+
+// writeEntry writes a registry file, never through a symlink.
+func writeEntry(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// errNotOurs is the error of a registry entry that another user wrote, or
+// that is not a regular file: it is never acted on.
+var errNotOurs = errors.New("not a file of ours")
+
+// readEntry reads a registry file that we wrote: a regular file (never a
+// symlink) owned by the user we run as.
+func readEntry(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fsx.Ours(fi) {
+		return nil, errNotOurs
+	}
+	return io.ReadAll(io.LimitReader(f, 64<<10))
 }
 
 // GroupAlive reports whether any process is still in group pgid.
@@ -139,7 +196,11 @@ func (r *Registry) Reap(ctx context.Context) ([]Orphan, error) {
 			continue
 		}
 		path := filepath.Join(r.dir, de.Name())
-		b, err := os.ReadFile(path)
+		b, err := readEntry(path)
+		if errors.Is(err, errNotOurs) || errors.Is(err, unix.ELOOP) {
+			r.log.Warn("ignoring a child registry entry that is not ours", "path", path)
+			continue
+		}
 		if err != nil {
 			continue // removed by its owner meanwhile
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os/exec"
 	"sync"
@@ -78,29 +80,18 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cmd := exec.Command(spec.Path, spec.Args...)
-	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
-	if spec.Stdin != nil {
-		cmd.Stdin = bytes.NewReader(spec.Stdin)
-	}
 	lines := &lineWriter{onLine: onLine}
 	tail := &tailBuffer{max: stderrTail}
-	cmd.Stdout = lines
-	cmd.Stderr = tail
-	cmd.SysProcAttr = sysProcAttr()
-	// A grandchild that escaped the group could hold our pipes open; do not
-	// wait for it longer than the grace period once the child has exited.
-	cmd.WaitDelay = grace
 
 	if err := ctx.Err(); err != nil {
 		return Exit{Code: -1, Stopped: true}, nil
 	}
 	started := time.Now()
-	if err := startCmd(cmd); err != nil {
+	c, err := start(spec, lines, tail, grace, log)
+	if err != nil {
 		return Exit{}, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
-	pid := cmd.Process.Pid
+	pid := c.pid()
 	entry, regErr := spec.Registry.add(pid, spec.Name)
 	if regErr != nil {
 		log.Warn("cannot record the child in the registry", "pid", pid, "err", regErr)
@@ -132,25 +123,75 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 			signalGroup(pid, syscall.SIGKILL)
 		}
 	})
-	waitErr := cmd.Wait()
+	ws, waitErr := c.wait()
 	close(done)
 	unwatch()
 	// The CLI is gone; whatever it left behind in its group goes too.
 	signalGroup(pid, syscall.SIGKILL)
 	lines.flush()
 	spec.Registry.remove(entry)
+	if waitErr != nil {
+		log.Debug("wait for child", "pid", pid, "err", waitErr)
+	}
 
 	stopMu.Lock()
-	ex := Exit{Code: cmd.ProcessState.ExitCode(), Stopped: stopped, Stderr: tail.String(), Elapsed: time.Since(started)}
+	ex := Exit{Code: -1, Stopped: stopped, Stderr: tail.String(), Elapsed: time.Since(started)}
 	stopMu.Unlock()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	switch {
+	case ws.Exited():
+		ex.Code = ws.ExitStatus()
+	case ws.Signaled():
 		ex.Signal = ws.Signal()
 	}
-	if waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay) {
-		var ee *exec.ExitError
-		if !errors.As(waitErr, &ee) {
-			log.Debug("wait for child", "pid", pid, "err", waitErr)
-		}
-	}
 	return ex, nil
+}
+
+// A child is a started process, whoever forked it.
+type child interface {
+	pid() int
+	// wait waits for the exit, and then for the output to be read to its
+	// end, but no longer than the grace period: a grandchild that escaped
+	// the group could hold the pipes open.
+	wait() (syscall.WaitStatus, error)
+}
+
+// start starts the child: through the registry's supervisor when it has
+// one that works, else ourselves.
+func start(spec Spec, stdout, stderr io.Writer, grace time.Duration, log *slog.Logger) (child, error) {
+	if sup := spec.Registry.supervisor(); sup != nil {
+		c, err := startSupervised(sup, spec, stdout, stderr, grace)
+		if err == nil || errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			return c, err
+		}
+		log.Warn("starting the agent without its supervisor", "err", err)
+	}
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = spec.Env
+	if spec.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.WaitDelay = grace
+	if err := startCmd(cmd); err != nil {
+		return nil, err
+	}
+	return execChild{cmd}, nil
+}
+
+// execChild is a child we forked.
+type execChild struct{ cmd *exec.Cmd }
+
+func (c execChild) pid() int { return c.cmd.Process.Pid }
+
+func (c execChild) wait() (syscall.WaitStatus, error) {
+	err := c.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) || errors.Is(err, exec.ErrWaitDelay) {
+		err = nil
+	}
+	ws, _ := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ws, err
 }

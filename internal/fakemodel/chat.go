@@ -68,7 +68,7 @@ func (chatAPI) answer(a *answer) {
 		chunk(map[string]any{"role": "assistant", "content": "partial "}, nil)
 		e.cut()
 	case a.wantsTool(), a.wantsWrite():
-		name, args := a.req.shellTool, mustJSON(map[string]string{"command": ToolCommand})
+		name, args := a.req.shellTool, mustJSON(map[string]string{"command": a.toolCommand()})
 		if a.wantsWrite() {
 			name, args = "write", mustJSON(map[string]string{"path": writePath(a.sc), "content": WriteContent})
 		}

@@ -110,7 +110,7 @@ func (a *answer) messageContent() ([]map[string]any, string) {
 		return []map[string]any{{"type": "tool_use", "id": fmt.Sprintf("toolu_%04d", a.id), "name": "Write",
 			"input": map[string]any{"file_path": path, "content": WriteContent}}}, "tool_use"
 	case a.wantsTool():
-		input := map[string]any{"command": ToolCommand}
+		input := map[string]any{"command": a.toolCommand()}
 		if a.req.shellTool == "Bash" {
 			input["description"] = "Print hi"
 		}

@@ -84,7 +84,7 @@ func (responsesAPI) answer(a *answer) {
 				"name": "apply_patch", "input": "*** Begin Patch\n*** Add File: " + writePath(a.sc) + "\n+" + strings.TrimSuffix(WriteContent, "\n") + "\n*** End Patch\n",
 				"status": "completed"}}))
 	case a.wantsTool(), a.wantsWrite():
-		command, tool := ToolCommand, a.req.shellTool
+		command, tool := a.toolCommand(), a.req.shellTool
 		if a.wantsWrite() {
 			command = "printf 'written by the fake model\\n' > " + writePath(a.sc)
 		}

@@ -87,6 +87,14 @@ func scenarioOf(body []byte) Scenario {
 	return Text
 }
 
+// toolCommand is the shell command the Tool scenario asks for.
+func (a *answer) toolCommand() string {
+	if a.s.opts.ToolCommand != "" {
+		return a.s.opts.ToolCommand
+	}
+	return ToolCommand
+}
+
 // textOf flattens a tool output as the protocols send it: a string, or a
 // list of blocks with text.
 func textOf(raw json.RawMessage) string {

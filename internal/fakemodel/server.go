@@ -25,6 +25,10 @@ type Options struct {
 	// SlowInterval is the gap between deltas of the Slow scenario;
 	// zero means 200ms.
 	SlowInterval time.Duration
+	// ToolCommand, if set, is the shell command the Tool scenario asks
+	// for instead of ToolCommand: a test can have an agent start a
+	// process of its own.
+	ToolCommand string
 	// Log, when set, receives one JSON line per model request: its path,
 	// scenario and body, for seeing what a CLI sends.
 	Log io.Writer

@@ -1,6 +1,7 @@
-// Package fsx holds the few file-system operations the journal and the store
-// both need to make state durable and to own it: flock on an open file, and
-// fsync of a directory after creating, renaming or removing entries in it.
+// Package fsx holds the few file-system operations the journal, the store
+// and the child registry need to make state durable and to own it: flock on
+// an open file, fsync of a directory after creating, renaming or removing
+// entries in it, and state directories that are ours alone.
 package fsx
 
 import (

@@ -159,6 +159,7 @@ func (r metaReader) list(at syntax.Position, elems []syntax.Expr) (lang.Literal,
 
 func (r metaReader) dict(at syntax.Position, e *syntax.DictExpr) (lang.Literal, error) {
 	fields := make([]lang.Field, 0, len(e.List))
+	seen := make(map[string]bool, len(e.List))
 	for _, x := range e.List {
 		entry := x.(*syntax.DictEntry)
 		kat := r.pos(syntax.Start(entry.Key))
@@ -174,11 +175,10 @@ func (r metaReader) dict(at syntax.Position, e *syntax.DictExpr) (lang.Literal, 
 			return lang.Literal{}, kat.Errorf("", "meta keys must be strings")
 		}
 		// Starlark rejects a repeated key when it runs, so the meta must too.
-		for _, f := range fields {
-			if f.Key == key {
-				return lang.Literal{}, kat.Errorf("", "meta has the key %q twice", key)
-			}
+		if seen[key] {
+			return lang.Literal{}, kat.Errorf("", "meta has the key %q twice", key)
 		}
+		seen[key] = true
 		v, err := r.eval(entry.Value)
 		if err != nil {
 			return lang.Literal{}, err
@@ -188,20 +188,37 @@ func (r metaReader) dict(at syntax.Position, e *syntax.DictExpr) (lang.Literal, 
 	return r.lit(at, fields), nil
 }
 
-// concat folds the operands of +; any other operator is rejected.
+// concat folds a chain of +; any other operator is rejected. a + b + c
+// parses as ((a + b) + c): the chain is walked down its left side without
+// recursion, however long it is, and folded in one go.
 func (r metaReader) concat(at syntax.Position, e *syntax.BinaryExpr) (lang.Literal, error) {
-	if e.Op != syntax.PLUS {
-		return lang.Literal{}, r.notLiteral(at, "an operator ("+e.Op.String()+")")
+	var rights []syntax.Expr
+	var left syntax.Expr = e
+	for {
+		b, ok := left.(*syntax.BinaryExpr)
+		if !ok {
+			break
+		}
+		if b.Op != syntax.PLUS {
+			return lang.Literal{}, r.notLiteral(syntax.Start(b), "an operator ("+b.Op.String()+")")
+		}
+		rights = append(rights, b.Y)
+		left = b.X
 	}
-	left, err := r.eval(e.X)
+	operands := make([]lang.Literal, 0, len(rights)+1)
+	v, err := r.eval(left)
 	if err != nil {
 		return lang.Literal{}, err
 	}
-	right, err := r.eval(e.Y)
-	if err != nil {
-		return lang.Literal{}, err
+	operands = append(operands, v)
+	for i := len(rights) - 1; i >= 0; i-- {
+		v, err := r.eval(rights[i])
+		if err != nil {
+			return lang.Literal{}, err
+		}
+		operands = append(operands, v)
 	}
-	return lang.Concat(r.pos(at), left, right)
+	return lang.Concat(r.pos(at), operands...)
 }
 
 // describe names a construct for an error message.

@@ -1,0 +1,167 @@
+package main_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const crashyWorkflow = `export const meta = { name: 'crashy', description: 'twenty calls' }
+const answers = await parallel(Array.from({ length: 20 }, (_, i) => () => agent('task ' + i)))
+return answers.join('|')
+`
+
+// A run killed at any moment of its first 150 ms either never appears, or
+// appears with its name and resumes to the result of an uninterrupted run:
+// never an empty journal, a nameless run, or one that cannot be resumed.
+func TestKilledInItsFirstMillisecondsResumesOrNeverAppears(t *testing.T) {
+	const kills, workers = 200, 4
+	want := func() string {
+		e := newEnv(t)
+		return string(e.runCompleted(e.write("crashy.workflow.js", crashyWorkflow)).Result)
+	}()
+	var mu sync.Mutex
+	appeared, resumed, completedFirst := 0, 0, 0
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			e := newEnv(t)
+			script := e.write("crashy.workflow.js", crashyWorkflow)
+			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+			for range kills / workers {
+				p := e.start("run", script, "--json", "--simulate-latency", "5ms..30ms")
+				time.Sleep(time.Duration(rng.IntN(150_001)) * time.Microsecond)
+				_ = p.cmd.Process.Signal(syscall.SIGKILL)
+				<-p.exited
+			}
+			// What the kills left: every run listed has its name, and
+			// every journal on disk is a listed run.
+			sums := e.list()
+			listed := map[string]bool{}
+			for _, s := range sums {
+				listed[s.RunID] = true
+				if s.Name != "crashy" || s.StartedAt.IsZero() || s.Status == "damaged" {
+					t.Errorf("a killed run is listed as %+v", s)
+				}
+			}
+			for id := range e.journalIDs() {
+				if !listed[id] {
+					t.Errorf("journal %s is not listed", id)
+				}
+			}
+			for _, s := range sums {
+				if s.Status == "completed" {
+					mu.Lock()
+					completedFirst++
+					mu.Unlock()
+					continue
+				}
+				r := e.dw("resume", s.RunID, "--json")
+				if r.code != 0 || !strings.Contains(r.stdout, `"status": "completed"`) {
+					t.Errorf("resume of %s (listed %s):\n%s", s.RunID, s.Status, r)
+					continue
+				}
+				if o := parseOutcome(t, r); string(o.Result) != want {
+					t.Errorf("resumed %s gave %s, want %s", s.RunID, o.Result, want)
+				}
+				mu.Lock()
+				resumed++
+				mu.Unlock()
+			}
+			mu.Lock()
+			appeared += len(sums)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	t.Logf("%d kills at 0-150 ms: %d runs appeared (%d had completed, %d resumed to the right result), %d never appeared",
+		kills, appeared, completedFirst, resumed, kills-appeared)
+}
+
+// The crash fuzz: a run of agents that take 20-100 ms is SIGKILLed again
+// and again at random moments and resumed, until it completes. An agent
+// notes in a witness file when it has its answer, just before it exits: a
+// witnessed call with no durable finished record at the kill had finished
+// but ran again. The result must equal an uninterrupted run's; the test
+// reports how many finished calls ran again per kill.
+func TestCrashFuzzReportsRerunsPerKill(t *testing.T) {
+	e := newEnv(t)
+	witness := filepath.Join(e.dir, "witness")
+	agent := e.write("agent.sh", fmt.Sprintf(`#!/bin/sh
+sleep 0.0$(od -An -N1 -tu1 /dev/urandom | tr -d ' ' | cut -c1)
+echo "$1" >> %s
+echo "answer to $1"
+`, witness))
+	script := e.write("fan.workflow.js", `export const meta = { name: 'fan', description: 'd' }
+const answers = await parallel(Array.from({ length: 400 }, (_, i) => () => agent('task ' + i)))
+return answers.join('|')
+`)
+	flags := []string{"--json", "--command-executor", "sh=sh " + agent + " {prompt}", "--executor", "sh", "--concurrency", "16"}
+	var want strings.Builder
+	for i := range 400 {
+		if i > 0 {
+			want.WriteByte('|')
+		}
+		fmt.Fprintf(&want, "answer to task %d", i)
+	}
+
+	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
+	before := e.journalIDs()
+	p := e.start(append([]string{"run", script}, flags...)...)
+	id := p.waitNewJournal(before)
+	kills, reruns, maxReruns := 0, 0, 0
+	for ; kills < 30; kills++ {
+		time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
+		if !p.alive() {
+			break
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.exited
+		// Witnessed but not durable: ran to its answer, will run again.
+		recs, _ := readJournal(t, e.journalPath(id))
+		durable := finishedAgents(recs)
+		w, _ := os.ReadFile(witness)
+		lost := 0
+		seen := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(string(w)), "\n") {
+			seen[line] = true
+		}
+		byPrompt := promptsOf(recs)
+		for prompt := range seen {
+			if path, ok := byPrompt[prompt]; !ok || !durable[path] {
+				lost++
+			}
+		}
+		reruns += lost
+		maxReruns = max(maxReruns, lost)
+		_ = os.Remove(witness) // the next execution's witnesses start afresh
+		p = e.start(append([]string{"resume", id}, flags...)...)
+	}
+	r := p.wait()
+	if r.code != 0 {
+		t.Fatalf("the last execution did not complete:\n%s", r)
+	}
+	if o := parseOutcome(t, r); string(o.Result) != fmt.Sprintf("%q", want.String()) {
+		t.Errorf("result %s, want the uninterrupted run's", o.Result)
+	}
+	if kills > 0 {
+		t.Logf("%d kills: %d finished calls ran again in all, %.2f per kill, at most %d", kills, reruns, float64(reruns)/float64(kills), maxReruns)
+	}
+}
+
+// promptsOf maps the prompt of every started agent call to its path.
+func promptsOf(recs []jrec) map[string]string {
+	out := map[string]string{}
+	for _, r := range recs {
+		if r.Type == "call.started" && r.Call != nil {
+			out[r.Call.Prompt] = r.Path
+		}
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+//go:build linux
+
+package main_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
+)
+
+// No process an agent started survives a SIGKILL of dynworkflow by more
+// than a second, without any later dynworkflow command. The real codex is
+// a Node launcher with a native child; here each one also runs a shell
+// tool that starts a process in a session of its own, out of reach of any
+// process-group kill, as a build or a dev server would.
+func TestCodexGrandchildrenDieWithTheRuntime(t *testing.T) {
+	e := newEnv(t)
+	pids := filepath.Join(e.dir, "tool-pids")
+	codexEnvWith(t, fakemodel.Options{
+		ToolCommand: fmt.Sprintf(`setsid sh -c 'echo $$ >> %s; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 300`, pids),
+	})
+	script := e.write("tools.workflow.js", `export const meta = { name: 'tools', description: 'agents running tools' }
+return await parallel(Array.from({ length: 8 }, (_, i) => () => agent('`+fakemodel.Marker(fakemodel.Tool)+` task ' + i)))`)
+
+	p := e.start("run", script, "--json", "--executor", "codex", "--concurrency", "4")
+	var tree map[int]string
+	waitUntil(t, "four codex agents running a tool each", func() bool {
+		b, _ := os.ReadFile(pids)
+		tree = descendants(p.cmd.Process.Pid)
+		return bytes.Count(b, []byte("\n")) >= 4
+	})
+	// The tools run in codex's sandbox, in a pid namespace of its own:
+	// their pids there are not ours, but their sleeps are in the tree.
+	sleeps := 0
+	for _, name := range tree {
+		if name == "sleep" {
+			sleeps++
+		}
+	}
+	if sleeps < 8 {
+		t.Fatalf("%d sleeps under dynworkflow, want the two of each of the four tools: %v", sleeps, tree)
+	}
+	p.signal(syscall.SIGKILL)
+	killed := time.Now()
+	if r := p.wait(); r.signal != syscall.SIGKILL {
+		t.Fatalf("the run ended before the kill:\n%s", r)
+	}
+	for time.Since(killed) < time.Second {
+		if len(stillRunning(tree)) == 0 {
+			t.Logf("all %d processes under dynworkflow were gone %v after the kill", len(tree), time.Since(killed).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for pid, name := range stillRunning(tree) {
+		t.Errorf("process %d (%s), started under dynworkflow, runs 1 s after it was killed", pid, name)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// descendants maps every process under pid, at any depth, to its name.
+func descendants(pid int) map[int]string {
+	parent := map[int]int{}
+	names := map[int]string{}
+	ents, _ := os.ReadDir("/proc")
+	for _, de := range ents {
+		p, err := strconv.Atoi(de.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + de.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(string(b[closing+1:]), &state, &ppid); err != nil || state == "Z" {
+			continue
+		}
+		parent[p], names[p] = ppid, string(b[open+1:closing])
+	}
+	out := map[int]string{}
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out[p] = names[p]
+				break
+			}
+		}
+	}
+	return out
+}
+
+// stillRunning keeps the processes of tree that run (a zombie has ended).
+func stillRunning(tree map[int]string) map[int]string {
+	out := map[int]string{}
+	for pid, name := range tree {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && bytes.HasPrefix(b[i+1:], []byte(" Z")) {
+			continue
+		}
+		out[pid] = name
+	}
+	return out
+}
+
+// The same through a command executor whose agent is a launcher, as the
+// codex npm package is: a shell script that starts its real work as a child
+// in a session of its own and waits for it. Nothing else kills that child
+// when dynworkflow dies; the supervisor must.
+func TestLauncherGrandchildrenDieWithTheRuntime(t *testing.T) {
+	e := newEnv(t)
+	pids := filepath.Join(e.dir, "work-pids")
+	launcher := e.write("launcher.sh", fmt.Sprintf(`#!/bin/sh
+setsid sh -c 'echo $$ >> %s; exec sleep 300' </dev/null >/dev/null 2>&1 &
+wait
+`, pids))
+	script := e.write("fan.workflow.js", fanOut)
+	p := e.start("run", script, "--json", "--command-executor", "launcher=sh "+launcher, "--executor", "launcher",
+		"--concurrency", "4", "--args", `{"n":8}`)
+	var work []int
+	waitUntil(t, "four launchers with their work started", func() bool {
+		b, _ := os.ReadFile(pids)
+		work = work[:0]
+		for _, f := range bytes.Fields(b) {
+			pid, _ := strconv.Atoi(string(f))
+			work = append(work, pid)
+		}
+		return len(work) == 4
+	})
+	tree := descendants(p.cmd.Process.Pid)
+	for _, pid := range work {
+		if _, ok := tree[pid]; !ok {
+			t.Fatalf("the work process %d is not under dynworkflow: %v", pid, tree)
+		}
+	}
+	p.signal(syscall.SIGKILL)
+	killed := time.Now()
+	_ = p.wait()
+	for time.Since(killed) < time.Second && len(stillRunning(tree)) > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for pid, name := range stillRunning(tree) {
+		t.Errorf("process %d (%s), started under dynworkflow, runs 1 s after it was killed", pid, name)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
