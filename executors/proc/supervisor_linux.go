@@ -315,10 +315,13 @@ type helperState struct {
 	conn *net.UnixConn
 	wmu  sync.Mutex
 
-	// mu is held while forking and while reaping, so that a child that
-	// exits at once is never reaped before its pid is recorded.
-	mu     sync.Mutex
-	agents map[int]uint64 // pid -> request id
+	// forking is held for reading by every fork in progress, until its
+	// start is reported, and for writing while reaping: a child that exits
+	// at once is never reaped before its pid is recorded and its start
+	// sent, and forks do not wait for one another.
+	forking sync.RWMutex
+	mu      sync.Mutex     // guards agents
+	agents  map[int]uint64 // pid -> request id
 }
 
 func runSupervisor(fd int) int {
@@ -415,17 +418,19 @@ func (h *helperState) spawn(m message, files []*os.File) {
 		if stdin != nil {
 			c.Stdin = stdin
 		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
+		h.forking.RLock()
+		defer h.forking.RUnlock()
 		if err = startCmd(c); err == nil {
 			pid = c.Process.Pid
+			h.mu.Lock()
 			h.agents[pid] = m.ID
+			h.mu.Unlock()
 			// Reaped by reap, with wait4: release Go's handle on it.
 			_ = c.Process.Release()
 		}
 	}
-	// Sent with h.mu held when the child started, so that its exit, which
-	// reap reports after taking h.mu, always comes after it.
+	// Sent with h.forking held when the child started, so that its exit,
+	// which reap reports after taking h.forking, always comes after it.
 	reply := message{Op: "started", ID: m.ID, Pid: pid}
 	if err != nil {
 		reply.Error = err.Error()
@@ -444,6 +449,7 @@ func (h *helperState) send(m message) {
 // reparented to us, and reports the agents'.
 func (h *helperState) reap() {
 	var done []message
+	h.forking.Lock()
 	h.mu.Lock()
 	for {
 		var ws syscall.WaitStatus
@@ -457,6 +463,7 @@ func (h *helperState) reap() {
 		}
 	}
 	h.mu.Unlock()
+	h.forking.Unlock()
 	for _, m := range done {
 		h.send(m)
 	}
