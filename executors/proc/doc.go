@@ -8,7 +8,8 @@
 // everything the child started, in whatever group or session, as soon as
 // we die (see supervisor_linux.go).
 //
-// A Registry keeps one small file per live child in the state directory.
+// A Registry keeps one small file per live child in the state directory
+// (a child's file is written over by a later child's once it exits).
 // When our process is killed with SIGKILL and no supervisor could run, the
 // next start calls Reap: every child whose owner is dead is killed, as a
 // group, after checking that its pid still names the same process (by its

@@ -3,6 +3,8 @@ package proc
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,8 +119,49 @@ func testStopSignalsTheGroup(t *testing.T, reg *Registry) {
 		t.Errorf("exit = %+v, want stopped by SIGKILL", ex)
 	}
 	waitGone(t, pid)
-	if entries, _ := os.ReadDir(reg.Dir()); len(entries) != 0 {
-		t.Errorf("registry holds %d entries after the child exited, want 0", len(entries))
+	if groups := reg.Groups(); len(groups) != 0 {
+		t.Errorf("registry holds %v after the child exited, want no group", groups)
+	}
+}
+
+// A process writes as many registry files as it ran children at once: the
+// file of a child that exited is written over by the next one. A vacant
+// file of a dead process is removed by the next Reap, and never names a
+// group to kill.
+func TestRegistryReusesFiles(t *testing.T) {
+	reg, err := OpenRegistry(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := Run(context.Background(), Spec{Path: "/bin/true", Registry: reg}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(reg.Dir())
+	if len(entries) != 1 {
+		t.Fatalf("5 children one after another left %d registry files, want 1", len(entries))
+	}
+	if groups := reg.Groups(); len(groups) != 0 {
+		t.Errorf("a vacant file names groups %v", groups)
+	}
+	if found, err := reg.Reap(context.Background()); err != nil || len(found) != 0 {
+		t.Errorf("reap by the owner = %v, %v; want nothing found", found, err)
+	}
+	if entries, _ := os.ReadDir(reg.Dir()); len(entries) != 1 {
+		t.Errorf("the owner's reap removed its own vacant file")
+	}
+
+	b, _ := json.Marshal(entry{Owner: deadOwner(t)})
+	if err := os.WriteFile(filepath.Join(reg.Dir(), "1-1.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	found, err := reg.Reap(context.Background())
+	if err != nil || len(found) != 0 {
+		t.Errorf("reap of a dead owner's vacant file = %v, %v; want nothing found", found, err)
+	}
+	if _, err := os.Stat(filepath.Join(reg.Dir(), "1-1.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a dead owner's vacant file is still there (%v)", err)
 	}
 }
 
