@@ -297,6 +297,15 @@ func TestUnavailableExecutorText(t *testing.T) {
 			t.Errorf("the text output lacks %q:\n%s", want, r)
 		}
 	}
+	// list cuts the long reason, so that it does not widen every row;
+	// show prints it whole.
+	list := e.dwOK("list").stdout
+	if !strings.Contains(list, "paused (executor codex is unavailable") || strings.Contains(list, "Fix: install Codex") {
+		t.Errorf("list should show the start of the pause reason, cut:\n%s", list)
+	}
+	if show := e.dwOK("show", "last").stdout; !strings.Contains(show, "Fix: install Codex") {
+		t.Errorf("show should print the whole pause reason:\n%s", show)
+	}
 }
 
 // nativeCodex is the native codex binary that the npm package's launcher

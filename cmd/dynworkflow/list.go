@@ -14,6 +14,9 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 )
 
+// listReasonWidth is how many columns of a pause reason list prints.
+const listReasonWidth = 60
+
 func (a *app) listCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:     "list",
@@ -74,7 +77,9 @@ func (a *app) listCommand() *cobra.Command {
 			for _, s := range sums {
 				status := s.Status
 				if s.PauseReason != "" && s.PauseReason != s.Status {
-					status += " (" + escapeControls(s.PauseReason, true) + ")"
+					// Cut, so that one long reason does not widen every
+					// row of the table: show prints it whole.
+					status += " (" + cutWidth(escapeControls(s.PauseReason, true), listReasonWidth) + ")"
 				}
 				if s.Foreign != "" {
 					status += " [" + s.Foreign + " runtime]"
