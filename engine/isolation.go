@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/internal/worktree"
 )
@@ -276,39 +277,9 @@ func commitMessage(runID, path, label, base string, interrupted bool) string {
 }
 
 // worktreeName is the directory and last branch component of a call's
-// worktree: its label as a slug, else its call path.
+// worktree: its label as a slug, else its call path's.
 func worktreeName(label, path string) string {
-	if s := refSlug(label); s != "" {
-		return s
-	}
-	if s := refSlug(path); s != "" {
-		return s
-	}
-	return "agent"
-}
-
-// refSlug lowercases s and turns each run of characters other than ASCII
-// letters and digits into one '-', trimmed, at most 40 bytes: always a
-// valid ref component and file name.
-func refSlug(s string) string {
-	const maxLen = 40
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
-			dash = b.Len() > 0
-			continue
-		}
-		if dash && b.Len()+2 > maxLen || b.Len()+1 > maxLen {
-			break
-		}
-		if dash {
-			b.WriteByte('-')
-			dash = false
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return store.Slug(label, store.Slug(path, "agent"))
 }
 
 // worktreeTrail is what the journal says of one worktree directory.

@@ -115,7 +115,7 @@ func nodeSlug(name string) string {
 func legacyProjectID(cwd string) string {
 	abs := absPath(cwd)
 	sum := sha256.Sum256([]byte(abs))
-	return slug(filepath.Base(abs), "project") + "-" + hex.EncodeToString(sum[:])[:12]
+	return Slug(filepath.Base(abs), "project") + "-" + hex.EncodeToString(sum[:])[:12]
 }
 
 // migrateLegacy moves the project directory that an earlier dynworkflow

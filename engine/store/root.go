@@ -23,9 +23,11 @@ func DefaultRoot() (string, error) {
 	return filepath.Join(home, ".pi", "workflows"), nil
 }
 
-// slug lowercases s and turns each run of characters other than ASCII
-// letters and digits into one '-', trimmed, at most 40 bytes long.
-func slug(s, fallback string) string {
+// Slug lowercases s and turns each run of characters other than ASCII
+// letters and digits into one '-', trimmed, at most 40 bytes long, or is
+// fallback when nothing is left: always a valid file name and git ref
+// component.
+func Slug(s, fallback string) string {
 	const maxLen = 40
 	var b strings.Builder
 	dash := false

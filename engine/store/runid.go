@@ -47,5 +47,5 @@ func NewRunID(name string) string {
 		}
 	}
 	millis := strconv.FormatInt(time.Now().UnixMilli(), 36)
-	return slug(name, "run") + "-" + millis + "-" + string(suffix[:])
+	return Slug(name, "run") + "-" + millis + "-" + string(suffix[:])
 }

@@ -74,11 +74,11 @@ func TestSlug(t *testing.T) {
 		"a_b.c":                   "a-b-c",
 		strings.Repeat("ab ", 30): "ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-a", // cut at 40
 	} {
-		if got := slug(in, "fallback"); got != want {
-			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		if got := Slug(in, "fallback"); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
 		}
-		if got := slug(in, "fallback"); len(got) > 40 {
-			t.Errorf("slug(%q) is %d bytes long", in, len(got))
+		if got := Slug(in, "fallback"); len(got) > 40 {
+			t.Errorf("Slug(%q) is %d bytes long", in, len(got))
 		}
 	}
 }
@@ -189,7 +189,7 @@ func TestNewRunID(t *testing.T) {
 
 func TestSlugNeverEndsInDash(t *testing.T) {
 	// 39 letters then a separator: the dash must not be written at 40.
-	if got := slug(strings.Repeat("a", 39)+" b", "x"); got != strings.Repeat("a", 39) {
+	if got := Slug(strings.Repeat("a", 39)+" b", "x"); got != strings.Repeat("a", 39) {
 		t.Errorf("slug = %q", got)
 	}
 }
