@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -32,6 +34,26 @@ func (a *app) pendingCheckpoints(cmd *cobra.Command) (cps []web.Checkpoint, live
 		return nil, true
 	}
 	return cps, true
+}
+
+// waitingCheckpoints gathers the checkpoints waiting for an answer: those
+// of the live runtime, if there is one (cl, nil without), and those of the
+// project's runs on Temporal, whose entries owners holds by checkpoint id.
+func (a *app) waitingCheckpoints(ctx context.Context) (cl *web.Client, cps []web.Checkpoint, owners map[string]index.Entry, err error) {
+	cl, _, err = a.liveOwner(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cl != nil {
+		if cps, err = cl.Checkpoints(ctx); err != nil {
+			return nil, nil, nil, apiFailure(err)
+		}
+	}
+	remote, owners, err := a.temporalCheckpoints(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cl, append(cps, remote...), owners, nil
 }
 
 func (a *app) checkpointsCommand() *cobra.Command {
@@ -57,21 +79,10 @@ dynworkflow respond CHECKPOINT VALUE.`,
 				}
 				runID = id
 			}
-			cl, _, err := a.liveOwner(cmd.Context())
+			cl, cps, _, err := a.waitingCheckpoints(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var cps []web.Checkpoint
-			if cl != nil {
-				if cps, err = cl.Checkpoints(cmd.Context()); err != nil {
-					return apiFailure(err)
-				}
-			}
-			remote, _, err := a.temporalCheckpoints(cmd.Context())
-			if err != nil {
-				return err
-			}
-			cps = append(cps, remote...)
 			kept := cps[:0]
 			for _, cp := range cps {
 				if runID == "" || cp.RunID == runID {
@@ -144,21 +155,10 @@ resume. Checkpoints wait for answers under dynworkflow serve, and on
 Temporal in runs started with --await-checkpoints.`,
 		Args: exactArgs(2, "respond needs a checkpoint (see: dynworkflow checkpoints) and a value"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, _, err := a.liveOwner(cmd.Context())
+			cl, cps, owners, err := a.waitingCheckpoints(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var cps []web.Checkpoint
-			if cl != nil {
-				if cps, err = cl.Checkpoints(cmd.Context()); err != nil {
-					return apiFailure(err)
-				}
-			}
-			remote, owners, err := a.temporalCheckpoints(cmd.Context())
-			if err != nil {
-				return err
-			}
-			cps = append(cps, remote...)
 			if cl == nil && len(cps) == 0 {
 				return &exitError{code: exitFailed, kind: codeNoRuntime, err: errNoRuntime}
 			}
