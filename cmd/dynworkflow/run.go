@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,20 +84,8 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			if err := checkExecutor(rt, "--executor", opts.Executor); err != nil {
 				return err
 			}
-			script, err := a.loadScript(rt, args[0])
+			r, view, err := a.startHere(cmd.Context(), rt, args[0], scriptArgs, opts)
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
-			}
-			if _, err := rt.Recover(); err != nil {
-				return err
-			}
-			// The view listens before the run starts: a log() line before
-			// the first agent is not lost.
-			view := newProgressView(a.stderr, a.json, a.logs)
-			view.subscribe(rt.Events())
-			r, err := rt.Start(cmd.Context(), engine.StartRequest{Script: script, Args: scriptArgs, Options: opts})
-			if err != nil {
-				view.stop()
 				return err
 			}
 			if watchFiles {
@@ -142,6 +132,27 @@ func stdinName(text []byte) string {
 }
 
 var starMain = regexp.MustCompile(`(?m)^def\s+main\s*\(`)
+
+// startHere starts the script ref in this process's runtime, with a
+// progress view that listens before the run starts: a log() line before
+// the first agent is not lost.
+func (a *app) startHere(ctx context.Context, rt *engine.Runtime, ref string, args json.RawMessage, opts engine.Options) (*engine.Run, *progressView, error) {
+	script, err := a.loadScript(rt, ref)
+	if err != nil {
+		return nil, nil, &exitError{code: exitFailed, err: err}
+	}
+	if _, err := rt.Recover(); err != nil {
+		return nil, nil, err
+	}
+	view := newProgressView(a.stderr, a.json, a.logs)
+	view.subscribe(rt.Events())
+	r, err := rt.Start(ctx, engine.StartRequest{Script: script, Args: args, Options: opts})
+	if err != nil {
+		view.stop()
+		return nil, nil, err
+	}
+	return r, view, nil
+}
 
 // loadScript loads a file by path, a saved workflow by name, or the
 // script read from standard input for "-".

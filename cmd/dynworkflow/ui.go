@@ -45,19 +45,8 @@ func (a *app) runWithUI(cmd *cobra.Command, of *optionFlags, ref string, opts en
 		return err
 	}
 	defer ui.close(rt)
-	script, err := a.loadScript(rt, ref)
+	r, view, err := a.startHere(cmd.Context(), rt, ref, scriptArgs, opts)
 	if err != nil {
-		return &exitError{code: exitFailed, err: err}
-	}
-	if _, err := rt.Recover(); err != nil {
-		return err
-	}
-	// The view listens before the run starts, as in a plain run.
-	view := newProgressView(a.stderr, a.json, a.logs)
-	view.subscribe(rt.Events())
-	r, err := rt.Start(cmd.Context(), engine.StartRequest{Script: script, Args: scriptArgs, Options: opts})
-	if err != nil {
-		view.stop()
 		return err
 	}
 	link := ui.desc.RunURL(r.ID())
