@@ -127,33 +127,13 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), err)
 	}
-	token, err := newToken()
+	srv, desc, err := a.publishServer(rt, ln, web.Config{Checkpoints: checkpoints, Defaults: opts, Elsewhere: elsewhere})
 	if err != nil {
-		ln.Close()
-		return err
-	}
-	cwd, _ := a.projectDir()
-	started := time.Now()
-	srv, err := web.New(web.Config{
-		Runtime: rt, Checkpoints: checkpoints, Token: token, Cwd: cwd, StartedAt: started, Version: programVersion(), Defaults: opts,
-		Elsewhere: elsewhere,
-		Logger:    slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	addr := ln.Addr().String()
-	desc := web.Descriptor{
-		ProtocolVersion: web.ProtocolVersion, PID: os.Getpid(), Address: addr, URL: "http://" + addr,
-		Token: token, Cwd: cwd, ProjectID: rt.Store().ProjectID(), StartedAt: started.UTC(),
-	}
-	if err := web.WriteDescriptor(descPath, desc); err != nil {
 		ln.Close()
 		return err
 	}
 	defer func() {
-		if err := web.RemoveDescriptor(descPath, token); err != nil {
+		if err := web.RemoveDescriptor(descPath, desc.Token); err != nil {
 			fmt.Fprintln(a.stderr, "dynworkflow: remove runtime.json:", err)
 		}
 	}()
@@ -224,4 +204,32 @@ func newToken() (string, error) {
 		return "", fmt.Errorf("make a token: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// publishServer makes the server of rt with cfg (this process's runtime,
+// a new token, the project, the logger filled in) on ln, and writes the
+// project's runtime.json naming it, so that other commands of the project
+// reach it. The caller owns the project and closes ln on an error.
+func (a *app) publishServer(rt *engine.Runtime, ln net.Listener, cfg web.Config) (*web.Server, web.Descriptor, error) {
+	token, err := newToken()
+	if err != nil {
+		return nil, web.Descriptor{}, err
+	}
+	cwd, _ := a.projectDir()
+	started := time.Now()
+	cfg.Runtime, cfg.Token, cfg.Cwd, cfg.StartedAt, cfg.Version = rt, token, cwd, started, programVersion()
+	cfg.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := web.New(cfg)
+	if err != nil {
+		return nil, web.Descriptor{}, err
+	}
+	addr := ln.Addr().String()
+	desc := web.Descriptor{
+		ProtocolVersion: web.ProtocolVersion, PID: os.Getpid(), Address: addr, URL: "http://" + addr,
+		Token: token, Cwd: cwd, ProjectID: rt.Store().ProjectID(), StartedAt: started.UTC(),
+	}
+	if err := web.WriteDescriptor(rt.Store().RuntimePath(), desc); err != nil {
+		return nil, web.Descriptor{}, err
+	}
+	return srv, desc, nil
 }

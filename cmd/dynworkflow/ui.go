@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -96,34 +94,13 @@ func (a *app) startUI(rt *engine.Runtime, checkpoints *web.Checkpoints) (*uiServ
 		}
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := web.ListenLoopback("127.0.0.1", 0)
 	if err != nil {
 		own.Release()
 		return nil, fmt.Errorf("listen on 127.0.0.1: %w", err)
 	}
-	token, err := newToken()
+	srv, desc, err := a.publishServer(rt, ln, web.Config{Checkpoints: checkpoints})
 	if err != nil {
-		ln.Close()
-		own.Release()
-		return nil, err
-	}
-	cwd, _ := a.projectDir()
-	started := time.Now()
-	srv, err := web.New(web.Config{
-		Runtime: rt, Checkpoints: checkpoints, Token: token, Cwd: cwd, StartedAt: started, Version: programVersion(),
-		Logger: slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		ln.Close()
-		own.Release()
-		return nil, err
-	}
-	addr := ln.Addr().String()
-	desc := web.Descriptor{
-		ProtocolVersion: web.ProtocolVersion, PID: os.Getpid(), Address: addr, URL: "http://" + addr,
-		Token: token, Cwd: cwd, ProjectID: rt.Store().ProjectID(), StartedAt: started.UTC(),
-	}
-	if err := web.WriteDescriptor(path, desc); err != nil {
 		ln.Close()
 		own.Release()
 		return nil, err
