@@ -124,7 +124,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	if _, err := rt.cfg.Executors.Get(req.Options.Executor); err != nil {
 		return nil, err
 	}
-	args, err := normalizeArgs(req.Args)
+	args, err := NormalizeArgs(req.Args)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	}
 	args := h.args
 	if req.Args != nil {
-		if args, err = normalizeArgs(req.Args); err != nil {
+		if args, err = NormalizeArgs(req.Args); err != nil {
 			return nil, err
 		}
 	}
@@ -638,9 +638,10 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	return nil
 }
 
-// normalizeArgs checks that args are JSON and compacts them, so the same
-// args always compare equal.
-func normalizeArgs(args json.RawMessage) (json.RawMessage, error) {
+// NormalizeArgs checks that args are JSON and compacts them, so the same
+// args always compare equal (on every backend: a resume compares them to
+// tell an edit).
+func NormalizeArgs(args json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return nil, nil
 	}

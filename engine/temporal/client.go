@@ -83,7 +83,7 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (RunInput, error) 
 	if err := req.Options.Validate(); err != nil {
 		return RunInput{}, err
 	}
-	args, err := compactArgs(req.Args)
+	args, err := engine.NormalizeArgs(req.Args)
 	if err != nil {
 		return RunInput{}, err
 	}
@@ -139,7 +139,7 @@ func (c *Client) Resume(ctx context.Context, runID string, req ResumeRequest) (R
 		in.Name, in.Description = req.Script.Meta().Name, req.Script.Meta().Description
 	}
 	if req.Args != nil {
-		if in.Args, err = compactArgs(req.Args); err != nil {
+		if in.Args, err = engine.NormalizeArgs(req.Args); err != nil {
 			return RunInput{}, err
 		}
 	}
@@ -335,15 +335,4 @@ func (e *execHistory) final() State {
 	}
 	st.Stats.Agents = st.Stats.Live + st.Stats.Failed
 	return st
-}
-
-func compactArgs(args json.RawMessage) (json.RawMessage, error) {
-	if len(bytes.TrimSpace(args)) == 0 {
-		return nil, nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, args); err != nil {
-		return nil, fmt.Errorf("args are not valid JSON: %w", err)
-	}
-	return buf.Bytes(), nil
 }
