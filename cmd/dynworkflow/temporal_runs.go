@@ -18,6 +18,49 @@ import (
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
+// temporalPool dials each Temporal server once for a command that visits
+// several runs, and gives up on one that did not answer.
+type temporalPool struct {
+	a       *app
+	clients map[temporal.Config]*temporal.Client
+	failed  map[temporal.Config]error
+	// onDialError, if set, hears of each server that did not answer, once.
+	onDialError func(temporal.Config, error)
+}
+
+func (a *app) newTemporalPool(onDialError func(temporal.Config, error)) *temporalPool {
+	return &temporalPool{a: a, clients: map[temporal.Config]*temporal.Client{}, failed: map[temporal.Config]error{},
+		onDialError: onDialError}
+}
+
+// get is the client of cfg's server, dialled on first use.
+func (p *temporalPool) get(ctx context.Context, cfg temporal.Config) (*temporal.Client, error) {
+	if err, ok := p.failed[cfg]; ok {
+		return nil, err
+	}
+	if c := p.clients[cfg]; c != nil {
+		return c, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	c, err := temporal.Dial(dctx, cfg, p.a.hosts(), nil)
+	if err != nil {
+		p.failed[cfg] = err
+		if p.onDialError != nil {
+			p.onDialError(cfg, err)
+		}
+		return nil, err
+	}
+	p.clients[cfg] = c
+	return c, nil
+}
+
+func (p *temporalPool) close() {
+	for _, c := range p.clients {
+		c.Close()
+	}
+}
+
 // temporalRuns refreshes the project's runs on Temporal for a listing,
 // one connection per server. A server that does not answer leaves its
 // runs as last seen, with a warning.
@@ -30,31 +73,20 @@ func (a *app) temporalRuns(ctx context.Context) ([]store.Summary, error) {
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
-	clients := map[temporal.Config]*temporal.Client{}
-	failed := map[temporal.Config]bool{}
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
+	pool := a.newTemporalPool(func(cfg temporal.Config, err error) {
+		fmt.Fprintf(a.stderr, "dynworkflow: runs on Temporal at %s shown as last seen: %v\n", cfg.Address, err)
+	})
+	defer pool.close()
 	out := make([]store.Summary, 0, len(entries))
 	for _, e := range entries {
-		if e.Summary.Status == string(engine.StatusStopped) || failed[e.Config] {
+		if e.Summary.Status == string(engine.StatusStopped) {
 			out = append(out, e.Summary)
 			continue
 		}
-		c := clients[e.Config]
-		if c == nil {
-			dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			c, err = temporal.Dial(dctx, e.Config, a.hosts(), nil)
-			cancel()
-			if err != nil {
-				fmt.Fprintf(a.stderr, "dynworkflow: runs on Temporal at %s shown as last seen: %v\n", e.Config.Address, err)
-				failed[e.Config] = true
-				out = append(out, e.Summary)
-				continue
-			}
-			clients[e.Config] = c
+		c, err := pool.get(ctx, e.Config)
+		if err != nil {
+			out = append(out, e.Summary)
+			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		fresh, err := c.Refresh(rctx, e)
@@ -139,25 +171,15 @@ func (a *app) temporalCheckpoints(ctx context.Context) ([]web.Checkpoint, map[st
 	}
 	var cps []web.Checkpoint
 	owners := map[string]temporal.Entry{}
-	clients := map[temporal.Config]*temporal.Client{}
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
+	pool := a.newTemporalPool(nil)
+	defer pool.close()
 	for _, e := range entries {
 		if s := e.Summary.Status; s != string(engine.StatusRunning) && s != temporal.StatusWaiting {
 			continue
 		}
-		c := clients[e.Config]
-		if c == nil {
-			dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			c, err = temporal.Dial(dctx, e.Config, a.hosts(), nil)
-			cancel()
-			if err != nil {
-				continue
-			}
-			clients[e.Config] = c
+		c, err := pool.get(ctx, e.Config)
+		if err != nil {
+			continue
 		}
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		st, err := c.State(qctx, e.RunID)
