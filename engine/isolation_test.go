@@ -15,24 +15,8 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/agentcli"
 	"github.com/dynworkflow/dynworkflow/executors/command"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/internal/gittest"
 )
-
-// requireGit skips without git (fails under CI) and keeps the user's git
-// configuration out of the test.
-func requireGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("git is required")
-		}
-		t.Skip("git is not installed")
-	}
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
-}
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
@@ -49,7 +33,7 @@ func git(t *testing.T, dir string, args ...string) string {
 // "command" executor running template.
 func gitHarness(t *testing.T, template string, files map[string]string) *harness {
 	t.Helper()
-	requireGit(t)
+	gittest.Isolate(t)
 	spec, err := command.ParseSpec(template)
 	if err != nil {
 		t.Fatal(err)

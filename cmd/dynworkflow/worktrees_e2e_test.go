@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/gittest"
 )
 
 // These tests run isolated agents through the real binary, in real git
@@ -21,17 +23,7 @@ import (
 // test and the binary run.
 func gitEnv(t *testing.T, files map[string]string) *env {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("git is required")
-		}
-		t.Skip("git is not installed")
-	}
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
+	gittest.Isolate(t)
 	e := newEnv(t)
 	e.git("init", "-q", "-b", "main")
 	e.git("config", "user.name", "Tester")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/internal/gittest"
 	"github.com/dynworkflow/dynworkflow/internal/worktree"
 )
 
@@ -19,17 +20,7 @@ import (
 // the test, so it runs as on a machine with no identity configured.
 func isolateGit(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("git is required")
-		}
-		t.Skip("git is not installed")
-	}
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
+	gittest.Isolate(t)
 	for _, v := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"} {
 		t.Setenv(v, "")
 		os.Unsetenv(v)
