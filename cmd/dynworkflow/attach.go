@@ -25,7 +25,7 @@ func (a *app) attach(ctx context.Context, cl *web.Client, start web.StartRespons
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 
-	run := &remoteRun{id: start.RunID}
+	run := &remoteRun{followedRun{id: start.RunID}}
 	run.progress.Status, run.progress.Started = engine.StatusRunning, time.Now()
 	view := newProgressView(a.stderr, a.json, a.logs)
 	view.start(run)
@@ -88,21 +88,25 @@ wait:
 // errRunEnded ends the stream once the followed execution ended.
 var errRunEnded = web.ErrStopStream
 
-// remoteRun keeps the counters of a run followed over the API, from its
-// events, for the status line.
-type remoteRun struct {
+// followedRun is the status line's view of a run this process follows
+// but does not run: its counters, kept by whoever reads the run's news.
+type followedRun struct {
 	id       string
 	mu       sync.Mutex
 	progress engine.Progress
 }
 
-func (r *remoteRun) ID() string { return r.id }
+func (r *followedRun) ID() string { return r.id }
 
-func (r *remoteRun) Progress() engine.Progress {
+func (r *followedRun) Progress() engine.Progress {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.progress
 }
+
+// remoteRun keeps the counters of a run followed over the API, from its
+// events.
+type remoteRun struct{ followedRun }
 
 // apply folds one event into the counters and prints its line, if it has
 // one. It ends the stream at the run.status of epoch.

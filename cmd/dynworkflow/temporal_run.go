@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -145,7 +144,7 @@ func (a *app) followTemporal(ctx context.Context, c *temporal.Client, ix index.I
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
 
-	src := &temporalRun{id: e.RunID}
+	src := &temporalRun{followedRun{id: e.RunID}}
 	src.progress.Status, src.progress.Started = engine.StatusRunning, time.Now()
 	view := newProgressView(a.stderr, a.json, a.logs)
 	view.start(src)
@@ -268,21 +267,9 @@ func outcomeOfState(st temporal.State) engine.Outcome {
 	return o
 }
 
-// temporalRun is the status line's view of a run on Temporal, from the
-// states the follower polls.
-type temporalRun struct {
-	id       string
-	mu       sync.Mutex
-	progress engine.Progress
-}
-
-func (r *temporalRun) ID() string { return r.id }
-
-func (r *temporalRun) Progress() engine.Progress {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.progress
-}
+// temporalRun keeps the counters of a run on Temporal, from the states
+// the follower polls.
+type temporalRun struct{ followedRun }
 
 // update takes a newer state, and shows the log lines, phases and
 // checkpoints that came since the previous one.
