@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +30,8 @@ type served struct {
 	rt   *engine.Runtime
 	srv  *web.Server
 	addr string
+	// stop ends Serve as a Ctrl-C of serve does and returns its error.
+	stop func() error
 }
 
 func serveReal(t *testing.T, cfg web.Config) *served {
@@ -52,16 +56,19 @@ func serveReal(t *testing.T, cfg web.Config) *served {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ctx, ln) }()
+	stop := sync.OnceValue(func() error {
 		cancel()
-		<-done
-		closeCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-		defer stop()
+		return <-errc
+	})
+	t.Cleanup(func() {
+		_ = stop()
+		closeCtx, cancelClose := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancelClose()
 		_ = rt.Close(closeCtx)
 	})
-	return &served{rt: rt, srv: srv, addr: ln.Addr().String()}
+	return &served{rt: rt, srv: srv, addr: ln.Addr().String(), stop: stop}
 }
 
 // rawResponse sends raw bytes on a new connection and reads the response's
@@ -149,6 +156,27 @@ func TestIdleAndBodyTimeouts(t *testing.T) {
 	}
 	if time.Since(start) > 4*time.Second {
 		t.Errorf("the slow body was cut after %v", time.Since(start))
+	}
+}
+
+// A connection that never sends a request, as a browser opens ahead of
+// need, does not make the shutdown fail: it is closed once the wait for
+// requests is over.
+func TestShutdownClosesSilentConnections(t *testing.T) {
+	s := serveReal(t, web.Config{})
+	c, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := s.stop(); err != nil {
+		t.Errorf("Serve ended with %v, want nil", err)
+	}
+	// Closed: EOF, or a reset when the listener closed before accepting it.
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var timeout net.Error
+	if n, err := c.Read(make([]byte, 1)); err == nil || errors.As(err, &timeout) && timeout.Timeout() {
+		t.Errorf("the silent connection is still open after the shutdown (read %d, %v)", n, err)
 	}
 }
 

@@ -199,7 +199,8 @@ func (s *Server) newEcho() *echo.Echo {
 func (s *Server) Handler() http.Handler { return s.echo }
 
 // Serve answers requests on ln until ctx is done, then shuts down: it ends
-// the event streams and waits up to 5 s for other requests. It does not
+// the event streams, waits up to 5 s for other requests, then closes the
+// connections left. It does not
 // close the runtime; call Drain first and Runtime.Close before, so that
 // streams still carry the runs' last events.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
@@ -225,6 +226,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := hs.Shutdown(shutdown)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Shutdown also waits for connections that never sent a request,
+		// such as a browser's preconnected socket: nothing is lost by
+		// closing what is left after the wait.
+		s.log.Debug("closing the connections left after the shutdown wait")
+		err = hs.Close()
+	}
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}

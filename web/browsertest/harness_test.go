@@ -174,10 +174,7 @@ func (s *server) close() {
 		s.t.Errorf("close the runtime: %v", err)
 	}
 	s.cancel()
-	// Chromium may hold a connection it opened ahead of need and sent
-	// nothing on; net/http's Shutdown waits 5 s for such a connection, as
-	// long as Serve waits, and then says so. The page is not at fault.
-	if err := <-s.served; err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := <-s.served; err != nil {
 		s.t.Errorf("serve: %v", err)
 	}
 	s.rt = nil
