@@ -118,6 +118,13 @@ const (
 	// They pause the run (launching more calls would fail the same way)
 	// until the user fixes what Fix says and resumes.
 	Unavailable
+	// Infrastructure failures are ours, not the agent's: our supervisor
+	// died, descriptors, memory or processes ran out, a pipe or a spawn
+	// failed, our own helper could not start. The agent's answer was never
+	// in question, so the call is never a terminal failure: it runs again
+	// once the fault clears, and the run pauses with the reason when it
+	// does not.
+	Infrastructure
 )
 
 func (c Class) String() string {
@@ -128,6 +135,8 @@ func (c Class) String() string {
 		return "rate-limited"
 	case Unavailable:
 		return "unavailable"
+	case Infrastructure:
+		return "infrastructure"
 	default:
 		return "terminal"
 	}
