@@ -70,6 +70,7 @@ func loadHistory(path string) (*history, error) {
 	// execution, for its call.finished record to take.
 	settledBy := map[string]*Worktree{}
 	sawRun := false
+	calls := newCallIndex()
 	report, err := journal.Scan(path, func(b []byte) error {
 		var r foldRecord
 		if err := json.Unmarshal(b, &r); err != nil {
@@ -78,6 +79,7 @@ func loadHistory(path string) (*history, error) {
 		if r.Seq > h.lastSeq {
 			h.lastSeq = r.Seq
 		}
+		calls.note(r.Type, r.Path, r.Fingerprint)
 		switch r.Type {
 		case recRun:
 			if r.Run == nil {
@@ -153,7 +155,7 @@ func loadHistory(path string) (*history, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.damaged = describeDamage(report.Damaged, h.ledger.HasAnswer)
+	h.damaged = describeDamage(report.Damaged, calls, h.ledger.HasAnswer)
 	if !sawRun {
 		for _, d := range h.damaged {
 			if d.Type == recRun || d.Line == 1 {
