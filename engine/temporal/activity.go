@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +58,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 
 	started := time.Now()
 	req := executors.Request{
-		RunID: in.RunID, Path: in.Path, Prompt: in.Prompt, Model: in.Model, Effort: in.Effort,
+		RunID: in.RunID, Path: in.Path, Prompt: cmp.Or(in.Ask, in.Prompt), Model: in.Model, Effort: in.Effort,
 		AgentType: in.AgentType, Isolation: in.Isolation, Permissions: in.Permissions, Schema: in.Schema, Dir: in.Cwd,
 		Attempt: in.Attempt,
 	}

@@ -120,7 +120,10 @@ type activities struct {
 
 func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
 	in := l.c.input
-	in.Prompt, in.Attempt = a.Prompt, a.N
+	in.Attempt = a.N
+	if a.Prompt != in.Prompt {
+		in.Ask = a.Prompt
+	}
 	var out AgentOutput
 	err := workflow.ExecuteActivity(l.x.activityOptions(l.wc, l.c, a.N), AgentActivity, in).Get(l.wc, &out)
 	if err == nil {

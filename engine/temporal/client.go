@@ -335,7 +335,7 @@ func (e *execHistory) final() State {
 		case "done":
 			st.Stats.Live++
 		case "failed":
-			if r.errKind != errTransient {
+			if r.errKind != errTransient && r.errKind != errSchema && !pausedBy(r.errKind) {
 				st.Stats.Failed++
 			}
 		case "running":

@@ -91,11 +91,15 @@ type AgentInput struct {
 	Path        string `json:"path"`
 	Fingerprint string `json:"fp"`
 	Prompt      string `json:"prompt"`
-	Label       string `json:"label,omitempty"`
-	Phase       string `json:"phase,omitempty"`
-	Executor    string `json:"executor"`
-	Model       string `json:"model,omitempty"`
-	Effort      string `json:"effort,omitempty"`
+	// Ask is what this attempt asks when it is not Prompt: the repair of
+	// an answer that broke the schema. Prompt stays the call's, which is
+	// what show prints.
+	Ask      string `json:"ask,omitempty"`
+	Label    string `json:"label,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	Executor string `json:"executor"`
+	Model    string `json:"model,omitempty"`
+	Effort   string `json:"effort,omitempty"`
 	// Permissions is the policy the call asked for, or its run; "" lets
 	// the worker's executor configuration decide.
 	Permissions executors.Permissions `json:"permissions,omitempty"`
