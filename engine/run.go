@@ -92,8 +92,6 @@ type Run struct {
 	// warnings are what the user must hear about this execution: journal
 	// lines found damaged, and so calls that run again.
 	warnings []string
-	// ignoredOptions holds the agent() option keys already warned about.
-	ignoredOptions sync.Map
 	// settled lists the calls of this execution for the Node runtime.
 	settled nodeAgents
 }

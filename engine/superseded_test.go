@@ -130,7 +130,7 @@ func editedRun(t *testing.T) (h *harness, id string, newest map[string]int) {
 // answer or a live re-run, never an older one; and what show says of a
 // damaged answer (replayed from another good answer, or run again) is
 // what the resume does. Every line is removed, and changed at its middle;
-// then 200 random bytes are changed (1000 under CI=true; every byte with
+// then 200 random bytes are changed (400 under CI=true; every byte with
 // DYNWORKFLOW_CORRUPTION=all, shared out by
 // DYNWORKFLOW_CORRUPTION_SHARD=i/k).
 func TestDamagedEditedJournalNeverReplaysSupersededAnswers(t *testing.T) {
@@ -165,7 +165,7 @@ func TestDamagedEditedJournalNeverReplaysSupersededAnswers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, uint64(time.Now().UnixNano())))
 	samples := 200
 	if os.Getenv("CI") == "true" {
-		samples = 1000
+		samples = 400
 	}
 	for _, off := range engine.Offsets(len(pristine), samples, rng) {
 		x := byte(1 + rng.IntN(255))
