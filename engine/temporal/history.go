@@ -192,16 +192,21 @@ func prior(execs []*execHistory) *Prior {
 	}
 	for _, e := range execs {
 		epoch := e.input.Epoch
+		// spent is what each call's attempts cost so far in the execution:
+		// an answer's cost, which its replay counts against the budget,
+		// is every attempt's, as a local journal records it.
+		spent := map[string]executors.Usage{}
 		for _, r := range e.calls {
 			p.Usage = p.Usage.Add(r.usage())
 			in := r.input
+			spent[in.Path] = spent[in.Path].Add(r.usage())
 			if in.Attempt <= 1 {
 				// The call's later attempts in this execution add nothing.
 				p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: in.Path, FP: in.Fingerprint, Kind: callpolicy.Started})
 			}
 			if r.status == "done" {
 				p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: in.Path, FP: in.Fingerprint, Kind: callpolicy.Finished,
-					Result: r.output.Value, Usage: r.output.Usage})
+					Result: r.output.Value, Usage: spent[in.Path]})
 			}
 		}
 		if e.state == nil {

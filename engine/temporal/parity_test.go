@@ -273,7 +273,10 @@ func TestParity(t *testing.T) {
 		count = n
 	}
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if n, err := strconv.ParseUint(os.Getenv("PARITY_SEED"), 10, 64); err == nil {
+		seed = n
+	}
+	t.Logf("seed %d (PARITY_SEED=%d repeats this run)", seed, seed)
 	for i := range count {
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
 		text, prompts := genScript(rng)
