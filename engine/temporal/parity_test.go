@@ -109,8 +109,14 @@ func (p *pair) defaults() map[string]executors.Defaults {
 func (p *pair) write(text string) string {
 	path := filepath.Join(p.dir, "gen.workflow.js")
 	write(p.t, path, text)
+	write(p.t, filepath.Join(p.dir, "child.workflow.js"), genChild)
 	return path
 }
+
+// genChild is the child workflow generated scripts start.
+const genChild = `export const meta = { name: 'child', description: 'a child' }
+return [await agent('c0 ' + args.n), await parallel([() => agent('c1 ' + args.n), () => agent('c2 [simulate:transient]')])]
+`
 
 // start runs text on both backends, compares, and returns the local
 // outcome.
@@ -205,9 +211,10 @@ func (p *pair) compare(what string, lo engine.Outcome) {
 }
 
 // genScript writes a script of nested fan-outs from rng: parallel() and
-// pipeline() up to three deep, and agents that fail for good, fail once
-// (transient), fail on a fault of ours, and break their schema once.
-func genScript(rng *rand.Rand) (text string, prompts []string) {
+// pipeline() up to three deep, child workflows, checkpoints, and agents
+// that fail for good, fail once (transient), fail on a fault of ours, and
+// break their schema once.
+func genScript(rng *rand.Rand, children bool) (text string, prompts []string) {
 	var expr func(depth int) string
 	n := 0
 	agent := func(prefix string) string {
@@ -227,9 +234,15 @@ func genScript(rng *rand.Rand) (text string, prompts []string) {
 		return fmt.Sprintf("agent('%s')", p)
 	}
 	expr = func(depth int) string {
-		switch k := rng.IntN(5); {
-		case depth >= 3 || k < 2:
+		switch k := rng.IntN(7); {
+		case depth >= 3 || k < 2 || k >= 5 && !children:
 			return agent("p")
+		case k == 5:
+			n++
+			return fmt.Sprintf("workflow('child.workflow.js', { n: %d })", n)
+		case k == 6:
+			n++
+			return fmt.Sprintf("checkpoint('go on %d?', { kind: 'confirm', headless: 'default', default: true })", n)
 		case k < 4:
 			parts := make([]string, 1+rng.IntN(3))
 			for i := range parts {
@@ -279,18 +292,27 @@ func TestParity(t *testing.T) {
 	t.Logf("seed %d (PARITY_SEED=%d repeats this run)", seed, seed)
 	for i := range count {
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
-		text, prompts := genScript(rng)
+		// A child workflow's calls interleave with its parent's by timing
+		// locally, and after a round trip to a worker on Temporal: which of
+		// them a cap or a budget refuses is not fixed. Scripts under a
+		// limit have no children.
+		limit := rng.IntN(4)
+		text, prompts := genScript(rng, limit >= 2)
+		for len(prompts) == 0 {
+			text, prompts = genScript(rng, limit >= 2)
+		}
 		opts := engine.DefaultOptions()
 		opts.RetryBackoff = time.Millisecond
 		opts.Concurrency = 4
 		limits := ""
-		switch rng.IntN(4) {
+		switch limit {
+		// Which call meets a cap or a budget depends on the order calls
+		// are made in, which a pipeline's later stages take from the order
+		// answers come in: one call at a time, it is the same on both.
 		case 0:
-			opts.MaxAgents = 1 + rng.IntN(len(prompts))
+			opts.MaxAgents, opts.Concurrency = 1+rng.IntN(len(prompts)), 1
 			limits = fmt.Sprintf(", --max-agents %d", opts.MaxAgents)
 		case 1:
-			// Which call meets a budget depends on the order calls run
-			// in: one at a time, it is the same on both.
 			opts.TokenBudget, opts.Concurrency = int64(50+rng.IntN(400)), 1
 			limits = fmt.Sprintf(", --token-budget %d", opts.TokenBudget)
 		}
