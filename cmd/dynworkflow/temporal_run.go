@@ -288,9 +288,9 @@ func (r *temporalRun) update(view *progressView, prev, next temporal.State) {
 		r.progress.Started = next.StartedAt
 	}
 	r.mu.Unlock()
-	if prev.Epoch != next.Epoch {
-		prev = temporal.State{}
-	}
+	// A new execution says everything anew, but one that continues the
+	// last (its history grew long) starts with what it said: printing
+	// resumes after the last line seen, wherever it is.
 	seen := 0
 	if n := len(prev.Logs); n > 0 {
 		last := prev.Logs[n-1]

@@ -43,7 +43,11 @@ func (p *temporalPool) get(ctx context.Context, cfg temporal.Config) (*temporal.
 	}
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	c, err := temporal.Dial(dctx, cfg, p.a.hosts(), nil)
+	full, err := p.a.withBlobs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := temporal.Dial(dctx, full, p.a.hosts(), nil)
 	if err != nil {
 		p.failed[cfg] = err
 		if p.onDialError != nil {

@@ -3,6 +3,7 @@ package temporal
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,6 +30,10 @@ type Activities struct {
 	// Identity names the worker in the answers it gives.
 	Identity string
 	Logger   *slog.Logger
+
+	// client is the worker's: its blob store and the histories the seal
+	// activity reads (set by NewWorker).
+	client *Client
 }
 
 // Agent runs one attempt of an agent call on its executor
@@ -63,10 +68,13 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 		Attempt: in.Attempt,
 	}
 	res := callpolicy.RunAttempt(ctx, exec, req, time.Duration(in.TimeoutMs)*time.Millisecond, schema, func(executors.Progress) {})
-	out.Usage, out.Provider, out.Model, out.History = res.Result.Usage, res.Result.Provider, res.Result.Model, res.Result.History
+	out.Usage, out.Provider, out.Model = res.Result.Usage, res.Result.Provider, res.Result.Model
 	out.DurMs = time.Since(started).Milliseconds()
 	if res.Err == nil {
-		out.Value = res.Value
+		if err := a.keep(&out, res.Value, res.Result.History); err != nil {
+			msg := "keep the answer: " + err.Error()
+			return out, agentError(errInfrastructure, msg, AgentFailure{Usage: out.Usage, Attempts: in.Attempt, Message: msg}, err)
+		}
 		return out, nil
 	}
 	if ctx.Err() != nil {
@@ -86,6 +94,44 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 	}
 	detail.TimedOut = errors.Is(res.Err, context.DeadlineExceeded)
 	return out, agentError(executors.ClassOf(res.Err).String(), res.Err.Error(), detail, res.Err)
+}
+
+// keep puts the answer and the transcript in out, each in the blob store
+// when it is too large for a history.
+func (a *Activities) keep(out *AgentOutput, value json.RawMessage, history []executors.HistoryItem) error {
+	out.Value = value
+	if len(value) > inlineLimit {
+		key, err := a.client.blobs.Put(value)
+		if err != nil {
+			return err
+		}
+		out.Value, out.ValueBlob = nil, key
+	}
+	if len(history) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(history)
+	if err != nil {
+		return err
+	}
+	if len(b) <= inlineLimit {
+		out.History = history
+		return nil
+	}
+	out.HistoryBlob, err = a.client.blobs.Put(b)
+	return err
+}
+
+// Seal writes the page of an execution about to continue as new (see
+// rollover.go), from its history and the state it gives, and returns the
+// page's key.
+func (a *Activities) Seal(ctx context.Context, in SealInput) (string, error) {
+	e, err := a.client.readExecution(ctx, in.RunID, in.Execution)
+	if err != nil {
+		return "", err
+	}
+	e.state = &in.State
+	return putPage(a.client.blobs, pageOf(e, in.GaveUp))
 }
 
 // agentError is a failure the workflow decides about: never retried by

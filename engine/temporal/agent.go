@@ -46,7 +46,13 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		return
 	}
 	if p := pc.Prior; p != nil {
-		done(p.Result, nil)
+		if p.Epoch >= x.in.Chain {
+			x.chainReplays++
+		}
+		done(x.answerOf(p), nil)
+		return
+	}
+	if x.settle(pc, done) {
 		return
 	}
 	if opts.Isolation == "worktree" {
@@ -70,7 +76,7 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 // run's concurrency cap allows. The cap counts activities outstanding
 // across every worker, so it holds however many workers there are.
 func (x *execution) pump() {
-	for x.active < x.in.Options.Concurrency && len(x.queue) > 0 {
+	for !x.rolling && x.active < x.in.Options.Concurrency && len(x.queue) > 0 {
 		c := x.queue[0]
 		x.queue[0] = nil
 		x.queue = x.queue[1:]
@@ -103,7 +109,9 @@ func (x *execution) runLive(wc workflow.Context, c *agentCall) {
 		c.done(nil, out.Err)
 	case callpolicy.GaveUp:
 		x.policy.Counts.Failed.Add(1)
-		c.done(c.ForScript(out))
+		value, err := c.ForScript(out)
+		x.gaveUpWith(c.Call, err)
+		c.done(value, err)
 	default:
 		x.policy.Counts.Live.Add(1)
 		c.done(out.Value, nil)
@@ -119,20 +127,26 @@ type activities struct {
 }
 
 func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
+	x := l.x
 	in := l.c.input
 	in.Attempt = a.N
 	if a.Prompt != in.Prompt {
 		in.Ask = a.Prompt
 	}
 	var out AgentOutput
-	err := workflow.ExecuteActivity(l.x.activityOptions(l.wc, l.c, a.N), AgentActivity, in).Get(l.wc, &out)
+	err := workflow.ExecuteActivity(x.activityOptions(l.wc, l.c, a.N), AgentActivity, in).Get(l.wc, &out)
+	defer x.maybeRoll()
 	if err == nil {
-		l.x.addUsage(out.Usage)
-		return callpolicy.AttemptResult{Value: out.Value,
+		x.addUsage(out.Usage)
+		value := out.Value
+		if out.ValueBlob != "" {
+			value = x.blob(out.ValueBlob)
+		}
+		return callpolicy.AttemptResult{Value: value,
 			Result: executors.Result{Usage: out.Usage, Provider: out.Provider, Model: out.Model, History: out.History}}
 	}
 	f, err := agentFailure(err)
-	l.x.addUsage(f.Usage)
+	x.addUsage(f.Usage)
 	return callpolicy.AttemptResult{Result: executors.Result{Usage: f.Usage}, Err: err}
 }
 

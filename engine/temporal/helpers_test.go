@@ -54,7 +54,7 @@ func newClient(t *testing.T) *Client {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	queue := fmt.Sprintf("%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), queues.Add(1))
-	c, err := Dial(ctx, Config{Address: srv.Address, Namespace: srv.Namespace, TaskQueue: queue}, hosts(), testLog(t))
+	c, err := Dial(ctx, Config{Address: srv.Address, Namespace: srv.Namespace, TaskQueue: queue, Blobs: t.TempDir()}, hosts(), testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func newClient(t *testing.T) *Client {
 // startWorker runs an in-process worker on the client's task queue.
 func startWorker(t *testing.T, c *Client, name string, set *executors.Set) {
 	t.Helper()
-	w := NewWorker(c.SDK(), &Activities{Executors: set, Hosts: hosts(), StateRoot: t.TempDir(), Identity: name},
+	w := NewWorker(c, &Activities{Executors: set, Hosts: hosts(), StateRoot: t.TempDir(), Identity: name},
 		WorkerOptions{TaskQueue: c.Config().TaskQueue, Identity: name})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -183,8 +183,11 @@ func replay(t *testing.T, c *Client, runID string) {
 			}
 			hist.Events = append(hist.Events, ev)
 		}
-		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions((&workflows{hosts: hosts()}).run, workflow.RegisterOptions{Name: WorkflowName})
+		r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: c.dc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.RegisterWorkflowWithOptions((&workflows{hosts: hosts(), blobs: c.blobs}).run, workflow.RegisterOptions{Name: WorkflowName})
 		if err := r.ReplayWorkflowHistory(nil, hist); err != nil {
 			t.Errorf("replaying execution %d of %s: %v", e.input.Epoch, runID, err)
 		}

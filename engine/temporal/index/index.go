@@ -38,6 +38,10 @@ type Config struct {
 	Namespace string `json:"namespace"`
 	// TaskQueue is where runs go and workers poll.
 	TaskQueue string `json:"taskQueue"`
+	// Blobs is the directory of the blob store, where a run keeps what is
+	// too large for its history (engine/temporal/blobs): every worker and
+	// client of a run must see the same one.
+	Blobs string `json:"blobs,omitempty"`
 }
 
 // WithDefaults fills in the namespace and task queue.
