@@ -189,16 +189,16 @@ type AgentInput struct {
 // AgentOutput is the answer of an agent call. An answer or a transcript
 // over inlineLimit is in the blob store, under ValueBlob or HistoryBlob.
 type AgentOutput struct {
-	Value       json.RawMessage `json:"value,omitempty"`
-	ValueBlob   string          `json:"valueBlob,omitempty"`
-	HistoryBlob string          `json:"historyBlob,omitempty"`
-	Usage    executors.Usage         `json:"usage"`
-	Provider string                  `json:"provider,omitempty"`
-	Model    string                  `json:"model,omitempty"`
-	Attempts int                     `json:"attempts"` // the call's attempts so far, this one included
-	DurMs    int64                   `json:"durMs"`
-	History  []executors.HistoryItem `json:"history,omitempty"`
-	Worker   string                  `json:"worker,omitempty"`
+	Value       json.RawMessage         `json:"value,omitempty"`
+	ValueBlob   string                  `json:"valueBlob,omitempty"`
+	HistoryBlob string                  `json:"historyBlob,omitempty"`
+	Usage       executors.Usage         `json:"usage"`
+	Provider    string                  `json:"provider,omitempty"`
+	Model       string                  `json:"model,omitempty"`
+	Attempts    int                     `json:"attempts"` // the call's attempts so far, this one included
+	DurMs       int64                   `json:"durMs"`
+	History     []executors.HistoryItem `json:"history,omitempty"`
+	Worker      string                  `json:"worker,omitempty"`
 }
 
 // The types of the errors an agent activity fails with: the executor's
