@@ -27,7 +27,8 @@ type Activities struct {
 	Hosts     *lang.Registry
 	// StateRoot holds the saved workflows of the state (saved/).
 	StateRoot string
-	// Identity names the worker in the answers it gives.
+	// Identity names the worker in its messages (Temporal records it with
+	// each call it runs).
 	Identity string
 	Logger   *slog.Logger
 
@@ -43,7 +44,7 @@ type Activities struct {
 // loses the call within the heartbeat timeout, and so that a pause or stop
 // of the run reaches the agent.
 func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, error) {
-	out := AgentOutput{Worker: a.Identity, Attempts: in.Attempt}
+	var out AgentOutput
 	exec, err := a.Executors.Get(in.Executor)
 	if err != nil {
 		msg := fmt.Sprintf("it is not offered by worker %s (%v)", a.Identity, err)
@@ -63,7 +64,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 
 	started := time.Now()
 	req := executors.Request{
-		RunID: in.RunID, Path: in.Path, Prompt: cmp.Or(in.Ask, in.Prompt), Model: in.Model, Effort: in.Effort,
+		RunID: activity.GetInfo(ctx).WorkflowExecution.ID, Path: in.Path, Prompt: cmp.Or(in.Ask, in.Prompt), Model: in.Model, Effort: in.Effort,
 		AgentType: in.AgentType, Isolation: in.Isolation, Permissions: in.Permissions, Schema: in.Schema, Dir: in.Cwd,
 		Attempt: in.Attempt,
 	}
@@ -73,7 +74,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 	if res.Err == nil {
 		if err := a.keep(&out, res.Value, res.Result.History); err != nil {
 			msg := "keep the answer: " + err.Error()
-			return out, agentError(errInfrastructure, msg, AgentFailure{Usage: out.Usage, Attempts: in.Attempt, Message: msg}, err)
+			return out, agentError(errInfrastructure, msg, AgentFailure{Usage: out.Usage, Message: msg}, err)
 		}
 		return out, nil
 	}
@@ -82,7 +83,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 		// down. Nothing to report but that.
 		return out, ctx.Err()
 	}
-	detail := AgentFailure{Usage: out.Usage, Attempts: in.Attempt, Message: res.Err.Error()}
+	detail := AgentFailure{Usage: out.Usage, Message: res.Err.Error()}
 	var sv *callpolicy.SchemaViolation
 	if errors.As(res.Err, &sv) {
 		detail.Reason = sv.Err.Error()

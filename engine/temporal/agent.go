@@ -63,7 +63,7 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		return
 	}
 	c := &agentCall{Call: pc, done: done, input: AgentInput{
-		RunID: x.in.RunID, Path: pc.Path, Fingerprint: pc.FP, Prompt: prompt, Label: opts.Label, Phase: pc.Phase,
+		Path: pc.Path, Fingerprint: pc.FP, Prompt: prompt, Label: opts.Label, Phase: pc.Phase,
 		Executor: pc.Executor, Model: pc.Model, Effort: pc.Effort, Permissions: pc.Permissions,
 		AgentType: opts.AgentType, Isolation: opts.Isolation, Schema: opts.Schema, Cwd: x.in.Cwd,
 		TimeoutMs: pc.Timeout.Milliseconds(),

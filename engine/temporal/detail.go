@@ -87,14 +87,14 @@ func (cl *Client) buildDetail(execs []*execHistory, states []*State) *engine.Det
 			switch r.status {
 			case "done":
 				u := r.output.Usage
-				c.Result, c.Usage, c.Provider, c.Attempts, c.DurMs, c.History = r.output.Value, &u, r.output.Provider, r.output.Attempts, r.output.DurMs, r.output.History
+				c.Result, c.Usage, c.Provider, c.Attempts, c.DurMs, c.History = r.output.Value, &u, r.output.Provider, r.input.Attempt, r.output.DurMs, r.output.History
 				if r.output.Model != "" {
 					c.Model = r.output.Model
 				}
 				cl.readBlobs(c, r.output)
 			case "failed":
 				u := r.failure.Usage
-				c.Usage, c.Error, c.Attempts = &u, r.errMsg, r.failure.Attempts
+				c.Usage, c.Error, c.Attempts = &u, r.errMsg, r.input.Attempt
 				if pausedBy(r.errKind) {
 					// Not the call's failure: the run paused on it, and it
 					// runs again on resume, as a local run shows it.

@@ -107,7 +107,7 @@ func wait(t *testing.T, c *Client, runID string) State {
 }
 
 // writeScript writes a script into a temporary project and returns its path.
-func writeScript(t *testing.T, name, text string) string {
+func writeScript(t testing.TB, name, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {

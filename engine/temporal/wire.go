@@ -158,7 +158,7 @@ type SealInput struct {
 // also carries what `show` prints of the call, since the call's history
 // events are where show reads it.
 type AgentInput struct {
-	RunID       string `json:"runId"`
+	// The run's id is the workflow's, which the activity knows.
 	Path        string `json:"path"`
 	Fingerprint string `json:"fp"`
 	Prompt      string `json:"prompt"`
@@ -195,10 +195,8 @@ type AgentOutput struct {
 	Usage       executors.Usage         `json:"usage"`
 	Provider    string                  `json:"provider,omitempty"`
 	Model       string                  `json:"model,omitempty"`
-	Attempts    int                     `json:"attempts"` // the call's attempts so far, this one included
 	DurMs       int64                   `json:"durMs"`
 	History     []executors.HistoryItem `json:"history,omitempty"`
-	Worker      string                  `json:"worker,omitempty"`
 }
 
 // The types of the errors an agent activity fails with: the executor's
@@ -217,7 +215,6 @@ const (
 // AgentFailure is the detail of an agent activity's failure.
 type AgentFailure struct {
 	Usage      executors.Usage `json:"usage"`
-	Attempts   int             `json:"attempts"`
 	RetryAfter time.Duration   `json:"retryAfter,omitempty"`
 	// TimedOut says the attempt ran out of its time.
 	TimedOut bool `json:"timedOut,omitempty"`
