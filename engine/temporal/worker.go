@@ -43,7 +43,9 @@ func NewWorker(c *Client, acts *Activities, o WorkerOptions) worker.Worker {
 		// SDK's default second for that without being stuck.
 		DeadlockDetectionTimeout: 10 * time.Second,
 	})
-	w.RegisterWorkflowWithOptions((&workflows{hosts: acts.Hosts, blobs: c.blobs}).run, workflow.RegisterOptions{Name: WorkflowName})
+	wf := &workflows{hosts: acts.Hosts, blobs: c.blobs}
+	w.RegisterWorkflowWithOptions(wf.run, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterWorkflowWithOptions(wf.scheduled, workflow.RegisterOptions{Name: ScheduledWorkflowName})
 	w.RegisterActivityWithOptions(acts.Agent, activity.RegisterOptions{Name: AgentActivity})
 	w.RegisterActivityWithOptions(acts.ResolveWorkflow, activity.RegisterOptions{Name: ResolveActivity})
 	w.RegisterActivityWithOptions(acts.Seal, activity.RegisterOptions{Name: SealActivity})
