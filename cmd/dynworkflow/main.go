@@ -121,6 +121,7 @@ edited resumes without paying for finished calls again.`,
 		a.fakeModelCommand(),
 		a.worktreesCommand(),
 		a.workerCommand(),
+		a.scheduleCommand(),
 	)
 	return root
 }

@@ -73,14 +73,18 @@ func (a *app) temporalRuns(ctx context.Context) ([]store.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := ix.List()
-	if err != nil || len(entries) == 0 {
-		return nil, err
-	}
 	pool := a.newTemporalPool(func(cfg temporal.Config, err error) {
 		fmt.Fprintf(a.stderr, "dynworkflow: runs on Temporal at %s shown as last seen: %v\n", cfg.Address, err)
 	})
 	defer pool.close()
+	// The runs the project's schedules started are its runs too.
+	if err := a.adoptScheduled(ctx, pool); err != nil {
+		return nil, err
+	}
+	entries, err := ix.List()
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
 	out := make([]store.Summary, 0, len(entries))
 	for _, e := range entries {
 		if e.Summary.Status == string(engine.StatusStopped) {
