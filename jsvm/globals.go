@@ -17,6 +17,9 @@ func (r *run) setup() error {
 	if err := r.readBuiltins(); err != nil {
 		return err
 	}
+	if err := r.installJSONStringify(); err != nil {
+		return err
+	}
 	r.vm.SetRandSource(func() float64 { return 0 })
 	r.vm.SetTimeSource(func() time.Time { return time.Unix(0, 0).UTC() })
 	r.vm.SetAsyncContextTracker(&r.scopes)
