@@ -23,6 +23,9 @@ func (r *run) setup() error {
 	r.vm.SetRandSource(func() float64 { return 0 })
 	r.vm.SetTimeSource(func() time.Time { return time.Unix(0, 0).UTC() })
 	r.vm.SetAsyncContextTracker(&r.scopes)
+	if err := r.installRegExpTranslation(); err != nil {
+		return err
+	}
 	if _, err := r.vm.RunProgram(r.script.prelude); err != nil {
 		return err
 	}
