@@ -119,3 +119,31 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// What the Intl here does not support is a RangeError that names it, never
+// a format Node would not give.
+func TestIntlRefusesWhatItCannotFormat(t *testing.T) {
+	d := "new Date(Date.UTC(2024, 0, 14, 23, 4, 5))"
+	for expr, want := range map[string]string{
+		d + ".toLocaleDateString('de-DE', { timeZone: 'UTC' })":                    `the locale "de-DE" is not supported in workflow scripts`,
+		d + ".toLocaleString('en-US', { timeZone: 'UTC', timeZoneName: 'short' })": "the option timeZoneName is not supported",
+		d + ".toLocaleDateString('sv-SE', { month: 'long' })":                      "options other than timeZone are supported in en-US only",
+		d + ".toLocaleTimeString('en-US', { timeStyle: 'full' })":                  `timeStyle "full"`,
+		"(5).toLocaleString('en-US', { style: 'unit', unit: 'kilometer' })":        `Intl.NumberFormat style "unit" is not supported`,
+		"(5).toLocaleString('fr-FR')":                                              `the locale "fr-FR" is not supported`,
+		"new Intl.NumberFormat('en', { notation: 'scientific' })":                  `notation "scientific" is not supported`,
+		"new Intl.ListFormat('en', { style: 'short' })":                            `Intl.ListFormat style "short" is not supported`,
+		"new Intl.RelativeTimeFormat('de')":                                        `the locale "de" is not supported`,
+		"'a'.localeCompare('b', 'en', { ignorePunctuation: true })":                "ignorePunctuation is not supported",
+		"new Intl.DisplayNames('en', { type: 'region' })":                          "Intl.DisplayNames is not supported",
+	} {
+		var out string
+		_ = json.Unmarshal([]byte(mustRun(t, &langtest.Env{}, "try { return String("+expr+") } catch (e) { return e.name + ': ' + e.message }")), &out)
+		if !strings.Contains(out, "RangeError: ") || !strings.Contains(out, want) {
+			t.Errorf("%s = %s; want a RangeError saying %q", expr, out, want)
+		}
+	}
+	if out := mustRun(t, &langtest.Env{}, "try { return new Intl.DateTimeFormat('en-US').format() } catch (e) { return e.message }"); !strings.Contains(out, "reads the clock") {
+		t.Errorf("DateTimeFormat().format() without a date: %s", out)
+	}
+}

@@ -26,6 +26,9 @@ func (r *run) setup() error {
 	if err := r.installRegExpTranslation(); err != nil {
 		return err
 	}
+	if err := r.installIntl(); err != nil {
+		return err
+	}
 	if _, err := r.vm.RunProgram(r.script.prelude); err != nil {
 		return err
 	}
