@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 these errors become JavaScript exceptions, whose messages are Node's
+
 package jsvm
 
 import (

@@ -50,9 +50,6 @@ func wantsOurs(c echo.Context) bool {
 	return false
 }
 
-// nodeRunStatus is the Node runtime's RunStatus of a run of ours.
-func nodeRunStatus(s string) string { return store.NodeStatus(s) }
-
 // seedRun is a run as the Node runtime's GET /api/runs/:id answers it (its
 // StandaloneRunState), and our summary beside it.
 type seedRun struct {
