@@ -13,9 +13,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// nodeHealthTimeout bounds the health check of a Node runtime whose
+// process is alive.
+const nodeHealthTimeout = 5 * time.Second
 
 // NodeClient talks to a live serve of the Node runtime (npm
 // @fish59fish/dynamic-workflows) through the API its own client uses. The
@@ -68,7 +73,9 @@ func ConnectNode(ctx context.Context, path, cwd string) (*NodeClient, error) {
 	}
 	d.URL, d.Token = "http://"+d.Address, d.AuthToken
 	c := &NodeClient{Client: newTrustedClient(d.URL, d.AuthToken), Descriptor: d}
-	hctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	// Longer than Connect's wait: its pid is alive already, and a busy
+	// machine must not make the CLI take the project from it.
+	hctx, cancel := context.WithTimeout(ctx, nodeHealthTimeout)
 	defer cancel()
 	var h Health
 	if _, err := c.call(hctx, http.MethodGet, "/api/health", nil, &h, http.StatusOK); err != nil {
