@@ -13,7 +13,7 @@ require (
 	golang.org/x/term v0.48.0
 )
 
-require github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
+require github.com/clipperhouse/uax29/v2 v2.2.0
 
 require go.uber.org/goleak v1.3.0
 

@@ -40,7 +40,8 @@ type agentCall struct {
 }
 
 // resolve fixes what the call runs with. The precedence, highest first: the
-// call's option; the run's option (its --model only for calls on the run's
+// call's option; for the model, the script's meta (its phase's model, else
+// meta.model: lang.Meta.ModelFor, the Node runtime's routing); the run's option (its --model only for calls on the run's
 // own executor, since a model name belongs to one provider); the
 // executor's configuration (project file over user file); the built-in
 // default. An agentType of Claude Code's read-only kinds (Explore, Plan)
@@ -56,7 +57,7 @@ func (c *agentCall) resolve() {
 	if c.executor == r.opts.Executor {
 		runModel = r.opts.Model
 	}
-	c.model = cmp.Or(o.Model, runModel, defs.Model)
+	c.model = cmp.Or(o.Model, c.scope.frame.script.Meta().ModelFor(c.phase), runModel, defs.Model)
 	c.effort = cmp.Or(o.Effort, defs.Effort)
 	c.permissions = cmp.Or(executors.Permissions(o.Permissions), executors.AgentTypePermissions(o.AgentType),
 		r.opts.Permissions, defs.Permissions, executors.WorkspaceWrite)
@@ -91,11 +92,11 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 		return
 	}
 	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
-	c.resolve()
 	c.phase = opts.Phase
 	if c.phase == "" {
 		c.phase = sc.currentPhase()
 	}
+	c.resolve()
 	// The fingerprint takes the call's settings as resolved: a call whose
 	// configured model changed is a different call.
 	resolved := opts

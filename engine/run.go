@@ -142,8 +142,17 @@ func (r *Run) interrupt(cause error) error {
 		return fmt.Errorf("%w: %s already ended", ErrNotRunning, r.id)
 	default:
 	}
-	// A stop after a pause (a second Ctrl-C) must win, though the first
-	// cause already cancelled the context.
+	// A run already winding down after the same request is not running:
+	// a second pause is refused, as the Node runtime refuses it. A stop
+	// after a pause (a second Ctrl-C) must win, though the first cause
+	// already cancelled the context.
+	if r.ctx.Err() != nil && (!errors.Is(cause, ErrStopped) || r.stopping.Load()) {
+		state := "pausing"
+		if r.stopping.Load() {
+			state = "stopping"
+		}
+		return fmt.Errorf("%w: %s is already %s", ErrNotRunning, r.id, state)
+	}
 	if errors.Is(cause, ErrStopped) {
 		r.stopping.Store(true)
 	}

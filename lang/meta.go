@@ -123,6 +123,9 @@ func DecodeMeta(m Literal, n Notation) (Meta, error) {
 	if meta.WhenToUse, err = n.text(m, "whenToUse", "meta.whenToUse", false); err != nil {
 		return meta, err
 	}
+	if meta.Model, err = n.text(m, "model", "meta.model", false); err != nil {
+		return meta, err
+	}
 	phases, ok := m.get("phases")
 	if !ok {
 		return meta, nil

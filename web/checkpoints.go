@@ -134,6 +134,24 @@ func (c *Checkpoints) Pending() []Checkpoint {
 	return out
 }
 
+// pendingRequests lists the open checkpoints with their requests, oldest
+// first.
+func (c *Checkpoints) pendingRequests() []pendingCheckpoint {
+	c.mu.Lock()
+	out := make([]pendingCheckpoint, 0, len(c.pending))
+	for _, p := range c.pending {
+		out = append(out, pendingCheckpoint{Checkpoint: p.Checkpoint, req: p.req})
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b pendingCheckpoint) int {
+		if d := a.CreatedAt.Compare(b.CreatedAt); d != 0 {
+			return d
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
 // Respond answers checkpoint id. The answer is checked against the
 // checkpoint's kind and choices first; a bad one leaves it pending.
 func (c *Checkpoints) Respond(id string, value json.RawMessage) (Checkpoint, error) {

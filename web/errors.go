@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -105,6 +106,22 @@ func classify(err error) *apiError {
 	return &apiError{status: status, code: code, message: err.Error(), err: err}
 }
 
+// SeedErrorBody is an error in the Node runtime's shape, {"error":
+// "message"}, with our code and position beside it.
+type SeedErrorBody struct {
+	Error    string `json:"error"`
+	Code     string `json:"code"`
+	Position string `json:"position,omitempty"`
+}
+
+func seedError(ae *apiError) SeedErrorBody {
+	msg := ae.message
+	if ae.position != "" && !strings.Contains(msg, ae.position) {
+		msg = ae.position + ": " + msg
+	}
+	return SeedErrorBody{Error: msg, Code: ae.code, Position: ae.position}
+}
+
 func fromEcho(he *echo.HTTPError) *apiError {
 	code := codeBadRequest
 	switch he.Code {
@@ -142,10 +159,13 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if ae.status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="dynworkflow"`)
 	}
-	body := ErrorBody{Error: ErrorInfo{Code: ae.code, Message: ae.message, Position: ae.position}}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(ae.status)
 		return
 	}
-	_ = c.JSON(ae.status, body)
+	if !wantsOurs(c) {
+		_ = c.JSON(ae.status, seedError(ae))
+		return
+	}
+	_ = c.JSON(ae.status, ErrorBody{Error: ErrorInfo{Code: ae.code, Message: ae.message, Position: ae.position}})
 }

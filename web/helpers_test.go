@@ -117,6 +117,8 @@ func (f *fixture) do(r request) response {
 	if r.body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	// Our representations, unless the test asks for another.
+	req.Header.Set("Accept", web.MediaType)
 	for k, v := range r.header {
 		req.Header.Set(k, v)
 	}

@@ -183,6 +183,14 @@ type StartResponse struct {
 	Epoch int `json:"epoch"`
 }
 
+// ResumeResponse answers POST /api/runs/{id}/resume: the run started,
+// and ok and action as the Node runtime's client reads them.
+type ResumeResponse struct {
+	StartResponse
+	OK     bool   `json:"ok"`
+	Action string `json:"action"`
+}
+
 // ActionResponse answers pause, stop and delete.
 type ActionResponse struct {
 	OK     bool   `json:"ok"`

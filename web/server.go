@@ -180,6 +180,13 @@ func (s *Server) newEcho() *echo.Echo {
 	e.HTTPErrorHandler = s.errorHandler
 	public := func(c echo.Context) bool { return !strings.HasPrefix(c.Request().URL.Path, "/api/") }
 	e.Pre(SecureHeaders(SecureHeadersConfig{}))
+	// The representation depends on Accept (see seedapi.go).
+	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
+			return next(c)
+		}
+	})
 	e.Use(
 		LoopbackHost(LoopbackHostConfig{}),
 		SameOrigin(SameOriginConfig{}),

@@ -80,6 +80,13 @@ func (s *Server) project() Project {
 }
 
 func (s *Server) overview(c echo.Context) error {
+	if !wantsOurs(c) {
+		runs, seq, err := s.summaries.current()
+		if err != nil {
+			return err
+		}
+		return s.seedOverview(c, runs, seq)
+	}
 	runs, seq, err := s.summaries.get()
 	if err != nil {
 		return err
@@ -121,6 +128,9 @@ func (s *Server) state(c echo.Context) error {
 			continue
 		}
 		runs = append(runs, d)
+	}
+	if !wantsOurs(c) {
+		return s.seedState(c, seq, runs)
 	}
 	return c.JSON(http.StatusOK, State{
 		Project: s.project(), Runtime: s.runtimeInfo(seq), Runs: runs, Checkpoints: s.checkpoints.Pending(),

@@ -31,7 +31,10 @@ func (a *app) pauseCommand() *cobra.Command {
 				return err
 			}
 			if err := rt.Pause(id); err != nil {
-				return fmt.Errorf("%w (a run started with `dynworkflow run` pauses with Ctrl-C in its terminal)", err)
+				if err := a.forwardForeign(cmd.Context(), "pause", "paused", id, "", err); err != nil {
+					return fmt.Errorf("%w (a run started with `dynworkflow run` pauses with Ctrl-C in its terminal)", err)
+				}
+				return nil
 			}
 			a.done("paused", id)
 			return nil
@@ -60,7 +63,7 @@ func (a *app) stopCommand() *cobra.Command {
 				return err
 			}
 			if err := rt.Stop(id); err != nil {
-				return err
+				return a.forwardForeign(cmd.Context(), "stop", "stopped", id, "", err)
 			}
 			a.done("stopped", id)
 			return nil
@@ -90,7 +93,7 @@ func (a *app) deleteCommand() *cobra.Command {
 				return err
 			}
 			if err := rt.Delete(id); err != nil {
-				return err
+				return a.forwardForeign(cmd.Context(), "delete", "deleted", id, "", err)
 			}
 			a.done("deleted", id)
 			return nil

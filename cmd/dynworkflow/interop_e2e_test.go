@@ -63,6 +63,17 @@ printf '{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_token
 	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The Node runtime's CLI gives a live server 750 ms to answer its
+	// health check (discoverStandaloneRuntime's default) and otherwise
+	// runs locally: on a loaded machine its own start of fetch can take
+	// longer. Its CLI runs here with that one timer stretched, so that the
+	// tests do not depend on the machine being idle.
+	patience := `const realSetTimeout = globalThis.setTimeout;
+globalThis.setTimeout = function (fn, ms, ...rest) { return realSetTimeout(fn, ms === 750 ? 30000 : ms, ...rest); };
+`
+	if err := os.WriteFile(filepath.Join(bin, "patience.mjs"), []byte(patience), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return &nodeSeed{t: t, node: node, pkg: pkg, bin: bin}
 }
 
@@ -71,7 +82,7 @@ func (n *nodeSeed) run(e *env, args ...string) result {
 	n.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
-	full := append([]string{filepath.Join(n.pkg, "dist", "standalone-cli.js")}, args...)
+	full := append([]string{"--import", "file://" + filepath.Join(n.bin, "patience.mjs"), filepath.Join(n.pkg, "dist", "standalone-cli.js")}, args...)
 	full = append(full, "--state-dir", e.state, "--cwd", e.dir)
 	cmd := exec.CommandContext(ctx, n.node, full...)
 	cmd.Dir = e.dir

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/store"
 )
 
 func (a *app) resumeCommand() *cobra.Command {
@@ -71,6 +74,9 @@ that started it was killed, say).`,
 			r, err := rt.Resume(cmd.Context(), id, req)
 			if err != nil {
 				view.stop()
+				if errors.Is(err, store.ErrForeignRun) {
+					return a.forwardForeign(cmd.Context(), "resume", "resumed", id, scriptText(scriptPath), err)
+				}
 				return err
 			}
 			return a.follow(cmd.Context(), rt, r, view)
@@ -81,4 +87,14 @@ that started it was killed, say).`,
 	of.register(cmd.Flags())
 	bf.register(cmd.Flags(), true)
 	return cmd
+}
+
+// scriptText is the text of the script at path, or "" for none: an edited
+// script sent to the Node runtime, which takes scripts as text.
+func scriptText(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, _ := os.ReadFile(path) // read already by LoadFile
+	return string(b)
 }

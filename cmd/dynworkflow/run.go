@@ -73,6 +73,9 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 				} else if cl != nil {
 					return a.forwardRun(cmd, &of, cl, d, args[0], fw.attach)
 				}
+				if nc := a.nodeOwner(cmd.Context()); nc != nil && !ui {
+					a.noteNodeOwner(nc, args[0])
+				}
 			}
 			if ui {
 				return a.runWithUI(cmd, &of, args[0], opts, watchFiles)

@@ -101,6 +101,9 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		return err
 	}
 	descPath := rt.Store().RuntimePath()
+	if nc := a.nodeOwner(cmd.Context()); nc != nil {
+		return errNodeOwns(nc, "dynworkflow serve")
+	}
 	own, err := web.ClaimOwnership(descPath)
 	if err != nil {
 		var owned *web.OwnedError
@@ -224,10 +227,7 @@ func (a *app) publishServer(rt *engine.Runtime, ln net.Listener, cfg web.Config)
 		return nil, web.Descriptor{}, err
 	}
 	addr := ln.Addr().String()
-	desc := web.Descriptor{
-		ProtocolVersion: web.ProtocolVersion, PID: os.Getpid(), Address: addr, URL: "http://" + addr,
-		Token: token, Cwd: cwd, ProjectID: rt.Store().ProjectID(), StartedAt: started.UTC(),
-	}
+	desc := web.NewDescriptor(rt.Store().RuntimePath(), addr, token, cwd, rt.Store().ProjectID(), os.Getpid(), started)
 	if err := web.WriteDescriptor(rt.Store().RuntimePath(), desc); err != nil {
 		return nil, web.Descriptor{}, err
 	}

@@ -86,6 +86,9 @@ type uiServer struct {
 // a free port of 127.0.0.1.
 func (a *app) startUI(rt *engine.Runtime, checkpoints *web.Checkpoints) (*uiServer, error) {
 	path := rt.Store().RuntimePath()
+	if nc := a.nodeOwner(context.Background()); nc != nil {
+		return nil, errNodeOwns(nc, "run --ui")
+	}
 	own, err := web.ClaimOwnership(path)
 	if err != nil {
 		var owned *web.OwnedError
