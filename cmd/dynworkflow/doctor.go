@@ -98,10 +98,18 @@ func (a *app) doctor(ctx context.Context, probe bool) doctorReport {
 	}
 	rep.Configuration = cfg
 	files := "project " + describeFile(cfg.ProjectFile, cfg.Read)
+	if cfg.NotAllowed != nil {
+		files = "project file not allowed (below)"
+	}
 	if cfg.UserFile != "" {
 		files += "; user " + describeFile(cfg.UserFile, cfg.Read)
 	}
 	add(check{Name: "configuration", OK: true, Detail: files})
+	if na := cfg.NotAllowed; na != nil {
+		// Nothing the file names is run, not even --version: the executors
+		// below are configured without it.
+		add(check{Name: "project file", Detail: na.Error(), Required: true})
+	}
 	add(check{Name: "default executor", OK: cfg.Get(cfg.DefaultExecutor.Value) != nil, Required: true,
 		Detail: fmt.Sprintf("%s (%s)", cfg.DefaultExecutor.Value, cfg.DefaultExecutor.Source)})
 	add(check{Name: "concurrency", OK: true, Detail: fmt.Sprintf("%d agents at once unless --concurrency says (built-in)", engine.DefaultConcurrency)})

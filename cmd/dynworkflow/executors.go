@@ -17,6 +17,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
 )
 
 // childrenDir is the child registry's directory under the state root:
@@ -61,6 +62,41 @@ func (a *app) executorConfig(project string) (*execconfig.Config, error) {
 		a.configErr = &exitError{code: exitFailed, err: a.configErr}
 	}
 	return a.config, a.configErr
+}
+
+// runConfig is the executor configuration of a command that runs agents:
+// a project file the user has not allowed stops it, with the line that
+// says how to allow it.
+func (a *app) runConfig(project string) (*execconfig.Config, error) {
+	cfg, err := a.executorConfig(project)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.projectFile(cfg.NotAllowed, true); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// projectFile handles a project file left out for want of the user's
+// approval: a command that would run with it (strict) stops, with the
+// one line that names the file and the command that allows it; any other
+// goes on without it, after that line.
+func (a *app) projectFile(na *trust.NotAllowedError, strict bool) error {
+	if na == nil {
+		return nil
+	}
+	if strict {
+		return &exitError{code: exitFailed, kind: codeNotAllowed, err: na}
+	}
+	if a.warned == nil {
+		a.warned = map[string]bool{}
+	}
+	if msg := na.Error(); !a.warned[msg] {
+		a.warned[msg] = true
+		fmt.Fprintln(a.stderr, "dynworkflow: "+msg)
+	}
+	return nil
 }
 
 // executorSource is how the run options name where the configuration's

@@ -121,6 +121,8 @@ edited resumes without paying for finished calls again.`,
 		a.fakeModelCommand(),
 		a.worktreesCommand(),
 		a.workerCommand(),
+		a.allowCommand(),
+		a.denyCommand(),
 	)
 	return root
 }

@@ -263,7 +263,7 @@ return go ? out.length : -1
 	}
 	// Another machine, with the project's backend file and a state of its
 	// own, picks the run up by its id, attaches to it and answers it.
-	e.write(".dynworkflow/backend.json", fmt.Sprintf(`{"backend": "temporal", "temporal": {"address": %q, "namespace": %q, "taskQueue": %q}}`,
+	e.writeAllowed(".dynworkflow/backend.json", fmt.Sprintf(`{"backend": "temporal", "temporal": {"address": %q, "namespace": %q, "taskQueue": %q}}`,
 		e.address, e.namespace, e.queue))
 	other := &env{t: t, dir: e.dir, state: t.TempDir()}
 	if d := other.show(id); (d.Summary.Status != "running" && d.Summary.Status != "waiting") || len(d.Calls) < n {
