@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,9 @@ type Planted struct {
 	// Env changes the CLI's environment (from Setup) before the calls:
 	// to trust the directory in the user's own configuration, say.
 	Env func(t *testing.T, env []string, dir string) []string
+	// Want lists the marks that must be left, sorted: what runs because
+	// the user's own configuration turned it on. Empty: nothing runs.
+	Want []string
 }
 
 // Mark is a shell command that records, in marks, that name ran.
@@ -32,8 +36,8 @@ func Mark(marks, name string) string {
 
 // RunPlanted runs one plain call of the real CLI in a repository that
 // plants code for it, under each permission policy, and fails if any of
-// that code ran: a repository's files must not make the CLI run a
-// program under any of dynworkflow's policies.
+// that code ran (beyond p.Want): a repository's files must not make the
+// CLI run a program under any of dynworkflow's policies.
 func RunPlanted(t *testing.T, s Suite, p Planted) {
 	Binary(t, s.CLI)
 	for _, perm := range []executors.Permissions{executors.ReadOnly, executors.WorkspaceWrite, executors.FullAccess} {
@@ -73,8 +77,8 @@ func RunPlanted(t *testing.T, s Suite, p Planted) {
 			for _, e := range entries {
 				ran = append(ran, e.Name())
 			}
-			if len(ran) > 0 {
-				t.Errorf("%s ran the repository's %s under %s", s.CLI, strings.Join(ran, ", "), perm)
+			if !slices.Equal(ran, p.Want) {
+				t.Errorf("%s ran the repository's [%s] under %s, want [%s]", s.CLI, strings.Join(ran, ", "), perm, strings.Join(p.Want, ", "))
 			}
 			if err != nil {
 				t.Fatalf("run: %v", err)
