@@ -159,7 +159,7 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 	cfg := engine.Config{
 		Store:     st,
 		Hosts:     a.hosts(),
-		Executors: executorSet(conf, sim, reg, log),
+		Executors: executorSet(conf, sim, reg, log, filepath.Join(root, scratchDir)),
 		Restore:   restorer(reg, log),
 		Cwd:       cwd,
 		Logger:    log,

@@ -115,9 +115,13 @@ func (a *app) doctor(ctx context.Context, probe bool) doctorReport {
 	add(check{Name: "concurrency", OK: true, Detail: fmt.Sprintf("%d agents at once unless --concurrency says (built-in)", engine.DefaultConcurrency)})
 
 	log := slog.New(slog.DiscardHandler)
+	scratch := ""
+	if root, err := a.stateRoot(); err == nil {
+		scratch = filepath.Join(root, scratchDir)
+	}
 	for _, e := range cfg.Executors {
 		c := check{Name: "executor " + e.Name, Required: e.Configured || e.Name == cfg.DefaultExecutor.Value}
-		exec := buildExecutor(e, simulate.Config{}, nil, log)
+		exec := buildExecutor(e, simulate.Config{}, nil, log, scratch)
 		if cli, ok := exec.(cliExecutor); ok {
 			c.OK, c.Detail, c.Fix = a.checkExecutor(ctx, cli, cwd, probe)
 		} else {

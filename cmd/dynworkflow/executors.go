@@ -134,10 +134,16 @@ func (a *app) openChildren(ctx context.Context, root string, log *slog.Logger) *
 	return reg
 }
 
-// buildExecutor makes the executor e configures.
-func buildExecutor(e *execconfig.Executor, sim simulate.Config, reg *proc.Registry, log *slog.Logger) executors.Executor {
+// scratchDir is the directory under the state root for what agent calls
+// need on disk beside the child, away from the system's temporary
+// directory (agentcli.Config.Scratch).
+const scratchDir = "scratch"
+
+// buildExecutor makes the executor e configures; scratch is its
+// agentcli.Config.Scratch.
+func buildExecutor(e *execconfig.Executor, sim simulate.Config, reg *proc.Registry, log *slog.Logger, scratch string) executors.Executor {
 	cfg := agentcli.Config{Binary: e.Binary.Value, Args: e.Args.Value, Env: e.EnvList(), Model: e.Model.Value, Effort: e.Effort.Value,
-		Permissions: e.Permissions.Value, Timeout: e.Timeout.Value, Registry: reg, Logger: log}
+		Permissions: e.Permissions.Value, Timeout: e.Timeout.Value, Registry: reg, Logger: log, Scratch: scratch}
 	switch e.Kind {
 	case simulate.Name:
 		sim.Defaults = e.Defaults()
@@ -153,10 +159,10 @@ func buildExecutor(e *execconfig.Executor, sim simulate.Config, reg *proc.Regist
 }
 
 // executorSet is every executor the configuration defines.
-func executorSet(cfg *execconfig.Config, sim simulate.Config, reg *proc.Registry, log *slog.Logger) *executors.Set {
+func executorSet(cfg *execconfig.Config, sim simulate.Config, reg *proc.Registry, log *slog.Logger, scratch string) *executors.Set {
 	set := executors.NewSet()
 	for _, e := range cfg.Executors {
-		set.Add(buildExecutor(e, sim, reg, log))
+		set.Add(buildExecutor(e, sim, reg, log, scratch))
 	}
 	return set
 }
