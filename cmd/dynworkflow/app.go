@@ -153,6 +153,9 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 		fmt.Fprintln(a.stderr, "dynworkflow: warning:", err)
 		conf = execconfig.BuiltInOnly(builtIns)
 	}
+	if strict {
+		a.warnPromptInArgs(conf)
+	}
 	// Opening the child registry reaps the agents a killed dynworkflow
 	// left running, before anything new starts.
 	reg := a.openChildren(context.Background(), root, log)

@@ -95,7 +95,12 @@ func TestAProjectsExecutorConfigRunsNothingUntilAllowed(t *testing.T) {
 	if r := e.dwOK("allow", "--list"); !strings.Contains(r.stdout, path) || !strings.Contains(r.stdout, "allowed") {
 		t.Errorf("allow --list:\n%s", r)
 	}
-	e.dwOK("run", own)
+	r = e.dwOK("run", own)
+	// Its template passes the prompt as an argument, readable by any
+	// local user: the run says so.
+	if !strings.Contains(r.stderr, "command executor helper passes the prompt as an argument") || !strings.Contains(r.stderr, "{prompt_file}") {
+		t.Errorf("no warning about {prompt} in the arguments:\n%s", r)
+	}
 	if b, err := os.ReadFile(filepath.Join(ran, "helper")); err != nil || !strings.Contains(string(b), "quick") {
 		t.Fatalf("the allowed command executor did not run: %q, %v", b, err)
 	}

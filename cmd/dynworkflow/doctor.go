@@ -19,6 +19,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/agentcli"
+	"github.com/dynworkflow/dynworkflow/executors/command"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 )
@@ -183,6 +184,9 @@ func describeExecutor(e *execconfig.Executor) string {
 	}
 	if e.Command != nil {
 		line("command", strings.Join(e.Command.Value, " "), e.Command.Source)
+		if (command.Spec{Name: e.Name, Words: e.Command.Value}).PromptInArgs() {
+			line("warning", "it "+promptInArgsWarning, e.Command.Source)
+		}
 	} else if e.Binary.Value != "" {
 		line("binary", e.Binary.Value, e.Binary.Source)
 	}

@@ -181,3 +181,17 @@ func restorer(reg *proc.Registry, log *slog.Logger) func(executors.Definition) (
 			Timeout: msDuration(def.TimeoutMs), Registry: reg, Logger: log}), nil
 	}
 }
+
+// promptInArgsWarning is what is said of a command executor whose template
+// passes the prompt as an argument.
+const promptInArgsWarning = "passes the prompt as an argument ({prompt}), which every local user can read (ps, /proc/PID/cmdline) while it runs; use {prompt_file} (a file only you can read), or leave {prompt} out to pass it on standard input"
+
+// warnPromptInArgs warns, once per command, of every command executor
+// that passes the prompt as an argument.
+func (a *app) warnPromptInArgs(cfg *execconfig.Config) {
+	for _, e := range cfg.Executors {
+		if e.Command != nil && (command.Spec{Name: e.Name, Words: e.Command.Value}).PromptInArgs() {
+			fmt.Fprintf(a.stderr, "dynworkflow: warning: command executor %s %s\n", e.Name, promptInArgsWarning)
+		}
+	}
+}
