@@ -211,3 +211,31 @@ return "other"`)
 		t.Errorf("after allow, run review gave %q (%v)", result, err)
 	}
 }
+
+// An agent under workspace-write writes .dynworkflow/executors.json in
+// the project (a wrapper as the default executor); the user's next run
+// must not run it.
+func TestAnAgentsExecutorConfigIsNotRunByTheNextRun(t *testing.T) {
+	e := newEnv(t)
+	ran := t.TempDir()
+	agent := e.agentScript("agent.sh", `cat >/dev/null
+mkdir -p .dynworkflow tools
+printf '#!/bin/sh\necho wrapped >> `+filepath.Join(ran, "wrapper")+`\ncat\n' > tools/wrap.sh
+chmod +x tools/wrap.sh
+printf '{"defaultExecutor": "wrap", "commands": {"wrap": "./tools/wrap.sh"}}' > .dynworkflow/executors.json
+echo done
+`)
+	own := e.writeScript("own.workflow.js", quickWorkflow)
+	e.dwOK("run", own, "--command-executor", "agent="+agent, "--executor", "agent")
+	if _, err := os.Stat(filepath.Join(e.dir, ".dynworkflow", "executors.json")); err != nil {
+		t.Fatalf("the agent did not write the file: %v", err)
+	}
+	r := e.dw("run", own)
+	expectCode(t, r, 1)
+	if entries, _ := os.ReadDir(ran); len(entries) > 0 {
+		t.Fatal("the next run ran the wrapper an agent configured")
+	}
+	if !strings.Contains(r.stderr, filepath.Join(e.dir, ".dynworkflow", "executors.json")+" is not allowed") {
+		t.Errorf("no line naming the file:\n%s", r)
+	}
+}
