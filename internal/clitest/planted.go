@@ -64,11 +64,10 @@ func RunPlanted(t *testing.T, s Suite, p Planted) {
 			ex := s.New(env, reg)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			res, err := ex.Run(ctx, executors.Request{RunID: "test", Path: "/0:agent", Prompt: "say hi", Model: s.Model,
+			res, runErr := ex.Run(ctx, executors.Request{RunID: "test", Path: "/0:agent", Prompt: "say hi", Model: s.Model,
 				Dir: dir, Permissions: perm, Attempt: 1}, nil)
-			// An MCP server or a hook may still be starting as the CLI
-			// exits; its process group is gone once Run returns, so what
-			// it wrote is there now.
+			// What the CLI started (a hook, an MCP server) wrote its mark
+			// at start-up, before the model answered.
 			entries, err := os.ReadDir(marks)
 			if err != nil {
 				t.Fatal(err)
@@ -80,8 +79,8 @@ func RunPlanted(t *testing.T, s Suite, p Planted) {
 			if !slices.Equal(ran, p.Want) {
 				t.Errorf("%s ran the repository's [%s] under %s, want [%s]", s.CLI, strings.Join(ran, ", "), perm, strings.Join(p.Want, ", "))
 			}
-			if err != nil {
-				t.Fatalf("run: %v", err)
+			if runErr != nil {
+				t.Fatalf("run: %v", runErr)
 			}
 			if res.Text != fakemodel.TextAnswer {
 				t.Errorf("answer %q, want %q", res.Text, fakemodel.TextAnswer)
