@@ -15,7 +15,10 @@ require (
 
 require github.com/clipperhouse/uax29/v2 v2.2.0
 
-require go.uber.org/goleak v1.3.0
+require (
+	github.com/pelletier/go-toml/v2 v2.4.3
+	go.uber.org/goleak v1.3.0
+)
 
 require (
 	github.com/chromedp/cdproto v0.159.0

@@ -427,7 +427,7 @@ func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, 
 // worktree when it was killed with it: nothing else uses that worktree,
 // and the lock would make committing its edits fail.
 func clearStaleIndexLock(ctx context.Context, tree *worktree.Tree, rt *Runtime) {
-	gitDir, err := tree.GitDir(ctx)
+	gitDir, err := tree.GitDir()
 	if err != nil {
 		return
 	}

@@ -41,6 +41,9 @@ type app struct {
 	// config is the executor configuration, read once (executorConfig).
 	config    *execconfig.Config
 	configErr error
+	// warned holds the lines already printed about project files that
+	// are not allowed, so each is printed once.
+	warned map[string]bool
 
 	// handedOver is the build without Temporal that started this process
 	// in its place to run a Temporal command (companion.go); empty when
@@ -140,6 +143,9 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 	}
 	log := slog.New(sinkHandler{slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: level}), a.logs})
 	conf, err := a.executorConfig(cwd)
+	if err == nil {
+		err = a.projectFile(conf.NotAllowed, strict)
+	}
 	if err != nil {
 		if strict {
 			return nil, err
@@ -147,13 +153,16 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 		fmt.Fprintln(a.stderr, "dynworkflow: warning:", err)
 		conf = execconfig.BuiltInOnly(builtIns)
 	}
+	if strict {
+		a.warnPromptInArgs(conf)
+	}
 	// Opening the child registry reaps the agents a killed dynworkflow
 	// left running, before anything new starts.
 	reg := a.openChildren(context.Background(), root, log)
 	cfg := engine.Config{
 		Store:     st,
 		Hosts:     a.hosts(),
-		Executors: executorSet(conf, sim, reg, log),
+		Executors: executorSet(conf, sim, reg, log, filepath.Join(root, scratchDir)),
 		Restore:   restorer(reg, log),
 		Cwd:       cwd,
 		Logger:    log,

@@ -116,6 +116,16 @@ func (e *env) write(name, content string) string {
 	return p
 }
 
+// writeAllowed writes a project file that names programs or a server
+// (.dynworkflow/executors.json, .dynworkflow/backend.json) and allows it
+// with dynworkflow allow, as its user would.
+func (e *env) writeAllowed(name, content string) string {
+	e.t.Helper()
+	p := e.write(name, content)
+	e.dwOK("allow", p)
+	return p
+}
+
 // command builds an invocation of the binary; the state and project flags
 // go last, so that they do not change how a test's arguments parse.
 func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {

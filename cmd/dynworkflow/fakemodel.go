@@ -18,6 +18,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/pi"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
 )
 
 // fakeModelCommand serves the fake model server the tests use, so that a
@@ -135,7 +136,7 @@ func fakeModelConfig(url, dir string) (execconfig.File, error) {
 }
 
 // writeProjectConfig writes the project's executor configuration, which
-// must not exist yet.
+// must not exist yet, and allows it: the user asked for exactly this file.
 func (a *app) writeProjectConfig(text []byte) error {
 	cwd, err := a.projectDir()
 	if err != nil {
@@ -152,9 +153,14 @@ func (a *app) writeProjectConfig(text []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(text, '\n')); err != nil {
+	content := append(text, '\n')
+	if _, err := f.Write(content); err != nil {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	_, err = trust.Default().Allow(cwd, execconfig.ProjectFile, content)
+	return err
 }

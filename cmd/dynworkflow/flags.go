@@ -67,7 +67,7 @@ func (a *app) options(cmd *cobra.Command, o *optionFlags) (engine.Options, error
 	if err != nil {
 		return opts, err
 	}
-	cfg, err := a.executorConfig(cwd)
+	cfg, err := a.runConfig(cwd)
 	if err != nil {
 		return opts, err
 	}

@@ -104,7 +104,7 @@ edited resumes without paying for finished calls again.`,
 	root.PersistentFlags().DurationVar(&a.jsBusyLimit, "js-busy-limit", jsvm.DefaultBusyLimit,
 		"stop a JavaScript workflow that computes this long without waiting for the engine (an endless loop)")
 	root.PersistentFlags().StringArrayVar(&a.commandExecutors, "command-executor", nil,
-		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt} {model} {effort} {schema} {schema_file} {dir}; without {prompt} the prompt goes to stdin")
+		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt_file} {prompt} {model} {effort} {schema} {schema_file} {dir} {permissions}; without {prompt} or {prompt_file} the prompt goes to stdin ({prompt} is readable by every local user: prefer the others)")
 	root.AddCommand(
 		a.runCommand(),
 		a.resumeCommand(),
@@ -121,6 +121,8 @@ edited resumes without paying for finished calls again.`,
 		a.fakeModelCommand(),
 		a.worktreesCommand(),
 		a.workerCommand(),
+		a.allowCommand(),
+		a.denyCommand(),
 	)
 	return root
 }

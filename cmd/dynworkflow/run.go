@@ -53,7 +53,7 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			// The backend is known before standard input is read: a build
 			// without Temporal hands the whole command, stdin unread, to the
 			// build with it.
-			if err := a.resolveBackend(cmd, &bf); err != nil {
+			if err := a.resolveBackendFor(cmd, &bf, true); err != nil {
 				return err
 			}
 			if bf.backend == backendTemporal {
