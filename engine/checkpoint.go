@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -21,18 +22,21 @@ type Responder interface {
 
 // startCheckpoint answers a checkpoint from the journal, from a responder,
 // or by its headless policy, and journals the answer so a resume replays it.
-func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang.CheckpointRequest, done lang.Done) {
-	path := sc.callPath("checkpoint")
-	if ctx.Err() != nil {
-		done(nil, context.Cause(ctx))
+func (r *Run) startCheckpoint(ctx context.Context, sc *scope, req lang.CheckpointRequest, done lang.Done) {
+	path, fp, prior, err := r.policy.Checkpoint(ctx, sc, req)
+	if err != nil {
+		done(nil, err)
 		return
 	}
-	fp := CheckpointFingerprint(req)
-	if p, ok := r.replay.lookup(sc, path, fp, f.mode); ok {
-		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
-		done(p.result, nil)
+	if prior != nil {
+		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: prior.Result, Source: "journal"})
+		done(prior.Result, nil)
 		return
 	}
+	call := &callInfo{Prompt: req.Prompt, Phase: sc.Phase()}
+	// As for an agent: should its answer's line be lost, this one still
+	// says an earlier answer was asked again, and is not to come back.
+	r.append(&record{Type: recStarted, Path: path, Kind: "checkpoint", Fingerprint: fp, Call: call})
 	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
 	go func() {
@@ -44,7 +48,7 @@ func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang
 			return
 		}
 		rec := &record{Type: recFinished, Path: path, Kind: "checkpoint", Fingerprint: fp, Result: answer,
-			Call: &callInfo{Prompt: req.Prompt, Phase: sc.currentPhase()}, Answer: &answerInfo{Source: source}}
+			Call: call, Answer: &answerInfo{Source: source}}
 		// Journaled whatever becomes of ctx: a human gave this answer.
 		if err := r.appendSync(context.Background(), rec); err != nil {
 			r.fail(fmt.Errorf("journal checkpoint %s: %w", path, err))
@@ -84,11 +88,11 @@ func (r *Run) answerCheckpoint(parent context.Context, path string, req lang.Che
 // errCheckpointTimeout ends the wait of a checkpoint with a timeoutMs.
 var errCheckpointTimeout = errors.New("checkpoint timed out")
 
-// headlessAnswer applies the checkpoint's policy when no human answers: its
-// declared default, or abort.
+// headlessAnswer applies the checkpoint's policy when no human answers.
 func (r *Run) headlessAnswer(req lang.CheckpointRequest, source, why string) (json.RawMessage, string, error) {
-	if req.Headless == "default" {
-		return req.Default, source, nil
+	answer, err := callpolicy.Headless(req, why, "under `dynworkflow serve`")
+	if err != nil {
+		return nil, "", err
 	}
-	return nil, "", CheckpointAbortError(req, why, "under `dynworkflow serve`")
+	return answer, source, nil
 }

@@ -189,6 +189,7 @@ type StatusPayload struct {
 	Replayed    int    `json:"replayed"`
 	Live        int    `json:"live"`
 	Failed      int    `json:"failed"`
+	Retried     int    `json:"retried,omitempty"`
 }
 
 // CallPayload comes with the call.* events. call.started carries the
@@ -211,6 +212,12 @@ type CallPayload struct {
 	Usage     *executors.Usage `json:"usage,omitempty"`
 	Error     string           `json:"error,omitempty"`
 	Attempt   int              `json:"attempt,omitempty"`
+	// Class is why a call is retried (call.retry: transient,
+	// infrastructure, schema) or failed (call.failed: terminal, or
+	// transient once its retries ran out), and WaitMs how long a retry
+	// waits before its next attempt.
+	Class  string `json:"class,omitempty"`
+	WaitMs int64  `json:"waitMs,omitempty"`
 	// Worktree is an isolated call's worktree: where it runs (call.started)
 	// and what became of it (call.finished, call.failed).
 	Worktree *Worktree `json:"worktree,omitempty"`

@@ -164,16 +164,16 @@ type fold struct {
 	phase   string    // the last phase entered
 	sawRun  bool
 	mark    journal.Mark
-	// live and failed count the calls of each epoch, for an execution
-	// that has no end record.
-	live, failed map[int]int
+	// live, failed and retried count the calls and retries of each
+	// epoch, for an execution that has no end record.
+	live, failed, retried map[int]int
 }
 
 // foldJournal folds a journal into a run's detail, all but its summary,
 // without changing it.
 func foldJournal(path string) (*fold, error) {
 	d := &Detail{Calls: []CallDetail{}}
-	f := &fold{detail: d, byPath: map[string]int{}, live: map[int]int{}, failed: map[int]int{}}
+	f := &fold{detail: d, byPath: map[string]int{}, live: map[int]int{}, failed: map[int]int{}, retried: map[int]int{}}
 	byPath := f.byPath
 	call := func(path string) *CallDetail {
 		i, ok := byPath[path]
@@ -185,6 +185,7 @@ func foldJournal(path string) (*fold, error) {
 		return &d.Calls[i]
 	}
 	children := map[string]int{}
+	calls := newCallIndex()
 	mark, err := journal.ReadMark(path)
 	if err != nil {
 		return nil, err
@@ -196,6 +197,7 @@ func foldJournal(path string) (*fold, error) {
 			return err
 		}
 		f.lastSeq = max(f.lastSeq, r.Seq)
+		calls.note(r.Type, r.Path, r.Fingerprint)
 		at := time.UnixMilli(r.Time).UTC()
 		f.last = at
 		switch r.Type {
@@ -277,6 +279,8 @@ func foldJournal(path string) (*fold, error) {
 					c.Model = a.Model
 				}
 			}
+		case recRetry:
+			f.retried[r.Epoch]++
 		case recLog:
 			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
 		case recPhase:
@@ -297,7 +301,7 @@ func foldJournal(path string) (*fold, error) {
 		return nil, err
 	}
 	d.TornBytes = rep.TornBytes
-	d.Damaged = describeDamage(rep.Damaged, func(p string) bool {
+	d.Damaged = describeDamage(rep.Damaged, calls, func(p string) bool {
 		i, ok := byPath[p]
 		return ok && d.Calls[i].Status == "done"
 	})
@@ -354,11 +358,11 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 		s.Epoch, s.StartedAt = last.Epoch, d.Executions[0].StartedAt
 		if end := last.End; end != nil {
 			s.Status, s.PauseReason, s.Error, s.ErrorCode = end.Status, end.PauseReason, end.Error, end.ErrorCode
-			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed = end.Replayed, end.Live, end.Failed
+			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed, s.Stats.Retried = end.Replayed, end.Live, end.Failed, end.Retried
 			t := f.last
 			s.EndedAt = &t
 		} else {
-			s.Stats.Live, s.Stats.Failed = f.live[last.Epoch], f.failed[last.Epoch]
+			s.Stats.Live, s.Stats.Failed, s.Stats.Retried = f.live[last.Epoch], f.failed[last.Epoch], f.retried[last.Epoch]
 			if prior != nil && prior.Epoch == last.Epoch {
 				s.Stats.Replayed = prior.Stats.Replayed
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -33,15 +34,27 @@ type Options struct {
 	MaxItems int `json:"maxItems"`
 	// TokenBudget is a hard ceiling on input+output tokens; 0 means none.
 	TokenBudget int64 `json:"tokenBudget,omitempty"`
-	// AgentRetries is how many times a transient failure is retried.
+	// AgentRetries is how many times a transient failure is retried
+	// (callpolicy.DefaultAgentRetries unless set).
 	AgentRetries int `json:"agentRetries"`
 	// AgentTimeout bounds one attempt of one agent call; 0 means none.
 	AgentTimeout time.Duration `json:"agentTimeout,omitempty"`
 	// SchemaAttempts is how many answers a schema call may give before it
 	// throws: the first plus the repairs.
 	SchemaAttempts int `json:"schemaAttempts"`
-	// RetryBackoff is the first wait before a retry; it doubles per retry.
+	// RetryBackoff is the first wait before a retry; it doubles per retry
+	// (see callpolicy.Backoff).
 	RetryBackoff time.Duration `json:"retryBackoff,omitempty"`
+}
+
+// CallLimits are the options the call policy applies to each call.
+func (o Options) CallLimits() callpolicy.Limits {
+	return callpolicy.Limits{
+		Executor: o.Executor, Model: o.Model, Permissions: o.Permissions,
+		MaxAgents: o.MaxAgents, MaxItems: o.MaxItems, TokenBudget: o.TokenBudget,
+		AgentRetries: o.AgentRetries, AgentTimeout: o.AgentTimeout, SchemaAttempts: o.SchemaAttempts,
+		RetryBackoff: o.RetryBackoff,
+	}
 }
 
 // Default limits, as in Claude Code's Workflow tool.
@@ -49,7 +62,8 @@ const (
 	DefaultMaxAgents      = 1000
 	DefaultMaxItems       = 4096
 	DefaultSchemaAttempts = 3
-	DefaultRetryBackoff   = 500 * time.Millisecond
+	DefaultAgentRetries   = callpolicy.DefaultAgentRetries
+	DefaultRetryBackoff   = callpolicy.DefaultRetryBackoff
 	maxConcurrency        = 256
 )
 
@@ -77,6 +91,7 @@ func DefaultOptions() Options {
 		MaxAgents:      DefaultMaxAgents,
 		MaxItems:       DefaultMaxItems,
 		SchemaAttempts: DefaultSchemaAttempts,
+		AgentRetries:   DefaultAgentRetries,
 		RetryBackoff:   DefaultRetryBackoff,
 	}
 }

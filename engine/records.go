@@ -133,4 +133,5 @@ type endInfo struct {
 	Replayed  int             `json:"replayed"`
 	Live      int             `json:"live"`
 	Failed    int             `json:"failed"`
+	Retried   int             `json:"retried,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/journal"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -47,9 +48,9 @@ type Run struct {
 	header runHeader
 	epoch  int
 	main   *frame
-	replay *replayIndex
-	// children holds the child scripts journaled by earlier executions.
-	children map[string]*scriptRecord
+	// policy decides what each call of this execution does (identity,
+	// replay, caps, budget, retries): the rules both backends share.
+	policy *callpolicy.Execution
 	// executors are the runtime's executors, plus those of the journal
 	// that the runtime lacks (see Config.Restore).
 	executors *executors.Set
@@ -71,11 +72,6 @@ type Run struct {
 	// resume may replay changed since the call finished.
 	branchNotes map[string]string
 
-	agents   atomic.Int64 // agent() calls made in this execution, for the cap
-	spent    atomic.Int64 // tokens as the script's budget sees them
-	replayed atomic.Int64
-	live     atomic.Int64
-	failed   atomic.Int64
 	running  atomic.Int64
 	failures failureSet
 	kept     atomic.Int64 // worktrees this execution kept
@@ -96,8 +92,6 @@ type Run struct {
 	// warnings are what the user must hear about this execution: journal
 	// lines found damaged, and so calls that run again.
 	warnings []string
-	// ignoredOptions holds the agent() option keys already warned about.
-	ignoredOptions sync.Map
 	// settled lists the calls of this execution for the Node runtime.
 	settled nodeAgents
 }
@@ -238,18 +232,20 @@ type Progress struct {
 func (r *Run) Progress() Progress {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	calls := min(r.agents.Load(), int64(r.opts.MaxAgents))
+	calls := min(r.policy.Agents(), int64(r.opts.MaxAgents))
 	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls),
 		SimulatedAnswers: r.opts.SimulatedByDefault()}
 }
 
 func (r *Run) statsLocked() store.Stats {
-	replayed, live, failed := int(r.replayed.Load()), int(r.live.Load()), int(r.failed.Load())
+	n := &r.policy.Counts
+	replayed, live, failed := int(n.Replayed.Load()), int(n.Live.Load()), int(n.Failed.Load())
 	return store.Stats{
 		Agents:            replayed + live + failed,
 		Replayed:          replayed,
 		Live:              live,
 		Failed:            failed,
+		Retried:           int(n.Retried.Load()),
 		Running:           int(r.running.Load()),
 		InputTokens:       r.usage.InputTokens,
 		CachedInputTokens: r.usage.CachedInputTokens,
@@ -290,7 +286,7 @@ func (r *Run) summary() store.Summary {
 func (r *Run) execute() {
 	defer close(r.done)
 	for _, w := range r.warnings {
-		r.logLine(r.main.root, "warn", w)
+		r.logLine(r.main.policy.Root(), "warn", w)
 	}
 	stopSnapshots := r.startSnapshots()
 	result, err := r.script.Run(r.ctx, r.main)
@@ -357,9 +353,10 @@ func (r *Run) pauseFor(reason string) { r.cancel(&pauseCause{reason: reason}) }
 // without an end is resumable), never completed with nothing on disk to
 // show for it.
 func (r *Run) finish(status Status, reason string, result json.RawMessage, err error) {
+	n := &r.policy.Counts
 	end := &endInfo{
 		Status: string(status), PauseReason: reason, Result: result,
-		Replayed: int(r.replayed.Load()), Live: int(r.live.Load()), Failed: int(r.failed.Load()),
+		Replayed: int(n.Replayed.Load()), Live: int(n.Live.Load()), Failed: int(n.Failed.Load()), Retried: int(n.Retried.Load()),
 	}
 	if err != nil {
 		end.Error = err.Error()
@@ -392,7 +389,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	r.lease.Release()
 	r.rt.forget(r)
 	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Error: end.Error,
-		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed})
+		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed, Retried: end.Retried})
 }
 
 // fail ends the run because its state can no longer be written.
@@ -526,12 +523,12 @@ func (r *Run) setPhase(sc *scope, title string) {
 	r.mu.Lock()
 	r.phase = title
 	r.mu.Unlock()
-	r.append(&record{Type: recPhase, Path: sc.path, Message: title})
+	r.append(&record{Type: recPhase, Path: sc.Prefix(), Message: title})
 	r.rt.bus.Publish(r.id, EventPhase, PhasePayload{Scope: sc.Path(), Title: title})
 }
 
 func (r *Run) logLine(sc *scope, level, msg string) {
-	r.append(&record{Type: recLog, Path: sc.path, Level: level, Message: msg})
+	r.append(&record{Type: recLog, Path: sc.Prefix(), Level: level, Message: msg})
 	r.rt.bus.Publish(r.id, EventLog, LogPayload{Scope: sc.Path(), Level: level, Message: msg})
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/journal"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -150,7 +151,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		lease.Release()
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, rt.cfg.Executors, jw, lease, now, now)
+	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, callpolicy.RuleFresh, nil, rt.cfg.Executors, jw, lease, now, now)
 	r.seq.Store(1)
 	if err := r.writeSnapshot(); err != nil {
 		err = fmt.Errorf("start run: %w", err)
@@ -163,16 +164,18 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 }
 
 func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script lang.Script, args json.RawMessage,
-	opts Options, epoch int, mode replayMode, ix *replayIndex, children map[string]*scriptRecord, set *executors.Set,
+	opts Options, epoch int, rule string, ledger *callpolicy.Ledger, set *executors.Set,
 	jw *journal.Writer, lease *store.Lease, created, started time.Time) *Run {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r := &Run{
 		rt: rt, id: id, paths: paths, opts: opts, script: script, args: args, header: header, epoch: epoch,
-		replay: ix, children: children, executors: set, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
+		executors: set, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
 		sched: newScheduler(opts.Concurrency), status: StatusRunning,
 		createdAt: created, startedAt: started, done: make(chan struct{}),
 	}
-	r.main = newFrame(r, "", 0, mode, script, args, false, "")
+	r.policy = callpolicy.NewExecution(id, epoch, opts.CallLimits(), ledger, runHost{r})
+	r.main = newFrame(r, "", 0, script, args, nil)
+	r.main.rule = rule
 	r.noteFiles(script.Files()...)
 	rt.mu.Lock()
 	rt.runs[id] = r
@@ -300,9 +303,9 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	if _, err := set.Get(opts.Executor); err != nil {
 		return nil, err
 	}
-	mode := crash
+	rule := callpolicy.RuleCrash
 	if script.Hash() != h.scriptHash || !bytes.Equal(args, h.args) {
-		mode = edit
+		rule = callpolicy.RuleEdit
 	}
 	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
 	if err != nil {
@@ -310,7 +313,7 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	}
 	hdr := h.header
 	hdr.Name, hdr.Description = script.Meta().Name, script.Meta().Description
-	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, mode, h.replay, h.children, set, jw, lease,
+	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, rule, h.ledger, set, jw, lease,
 		h.created, time.Now())
 	r.seq.Store(h.lastSeq)
 	r.usage = h.usage
@@ -324,8 +327,8 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		rt.abandon(r, err)
 		return nil, err
 	}
-	r.branchNotes = rt.checkKeptBranches(id, h.replay.keptWorktrees())
-	resume := &resumeHeader{Rule: mode.String(), OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts,
+	r.branchNotes = rt.checkKeptBranches(id, keptWorktrees(h.ledger))
+	resume := &resumeHeader{Rule: rule, OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts,
 		Executors: set.Definitions()}
 	if script.Hash() != h.scriptHash {
 		resume.ScriptPath, resume.ScriptText = script.Path(), string(script.Text())
@@ -338,7 +341,7 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		rt.abandon(r, err)
 		return nil, err
 	}
-	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: mode.String(), Epoch: r.epoch,
+	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: rule, Epoch: r.epoch,
 		OldHash: h.scriptHash, NewHash: script.Hash()})
 	go r.execute()
 	return r, nil

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/internal/trust"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -19,13 +19,13 @@ import (
 // workflow() call's path, and it has its own replay mode: an edited child
 // under an unchanged parent replays by the edit rule, and vice versa.
 func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
-	elem := sc.next("wf")
+	elem := sc.Next("wf")
 	if ctx.Err() != nil {
 		done(nil, context.Cause(ctx))
 		return
 	}
-	if f.depth >= 1 {
-		done(nil, NestingError(ref))
+	if err := callpolicy.Nest(f.depth, ref); err != nil {
+		done(nil, err)
 		return
 	}
 	script, err := r.rt.ResolveWorkflow(ref, filepath.Dir(f.script.Path()))
@@ -40,19 +40,13 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 		return
 	}
 	r.noteFiles(script.Files()...)
-	framePath := sc.path + "/" + ChildFrame(elem, script.Meta().Name)
-	mode := f.mode
-	if prev := r.children[framePath]; prev != nil && mode != fresh {
-		mode = crash
-		if prev.Hash != script.Hash() || !bytes.Equal(prev.Args, args) {
-			mode = edit
-		}
-	}
-	child := newFrame(r, framePath, f.depth+1, mode, script, args, sc.flow.isBroken(), sc.currentPhase())
+	framePath := callpolicy.ChildFramePath(sc, elem, script.Meta().Name)
+	child := newFrame(r, framePath, f.depth+1, script, args, sc)
+	child.rule = r.policy.Ledger().Rule(framePath, child.policy.Identity, f.rule)
 	r.append(&record{Type: recScript, Script: &scriptRecord{
 		Frame: framePath, Name: script.Meta().Name, Path: script.Path(), Hash: script.Hash(), Text: string(script.Text()), Args: args,
 	}})
-	r.logLine(sc, "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, mode))
+	r.logLine(sc, "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, child.rule))
 	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
 	go func() {

@@ -398,8 +398,8 @@ func (v *progressView) regionLocked() []line {
 	if s.Failed > 0 {
 		counts = append(counts, seg{fmt.Sprintf(" · %d failed", s.Failed), styleRed})
 	}
-	if v.tally.retried > 0 {
-		counts = append(counts, seg{fmt.Sprintf(" · %d retried", v.tally.retried), styleYellow})
+	if retried := max(v.tally.retried, s.Retried); retried > 0 {
+		counts = append(counts, seg{fmt.Sprintf(" · %d retried", retried), styleYellow})
 	}
 	lines = append(lines, counts)
 
@@ -474,8 +474,8 @@ func (v *progressView) plainLocked() {
 	if s.Failed > 0 {
 		fmt.Fprintf(&b, " · %d failed", s.Failed)
 	}
-	if v.tally.retried > 0 {
-		fmt.Fprintf(&b, " · %d retried", v.tally.retried)
+	if retried := max(v.tally.retried, s.Retried); retried > 0 {
+		fmt.Fprintf(&b, " · %d retried", retried)
 	}
 	fmt.Fprintf(&b, " · tokens %s in / %s out", humanCount(s.InputTokens), humanCount(s.OutputTokens))
 	if s.CostUSD > 0 {

@@ -357,6 +357,9 @@ func callCounts(d *engine.Detail) string {
 	if replayed > 0 {
 		parts = append(parts, fmt.Sprintf("%d replayed in the last execution", replayed))
 	}
+	if n := d.Summary.Stats.Retried; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d retried in the last execution", n))
+	}
 	if checkpoints > 0 {
 		parts = append(parts, plural(checkpoints, "checkpoint"))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -61,9 +62,13 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 		return err
 	}
 	defer c.Close()
+	defaults, err := a.executorDefaults()
+	if err != nil {
+		return err
+	}
 	in, err := c.Start(cmd.Context(), temporal.StartRequest{
 		Bundle: bundle, Script: script, Args: scriptArgs, Options: opts, Cwd: cwd,
-		Human: bf.awaitCheckpoints, Heartbeat: bf.heartbeat,
+		Human: bf.awaitCheckpoints, Heartbeat: bf.heartbeat, Defaults: defaults,
 	})
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
@@ -108,6 +113,9 @@ func (a *app) resumeOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendF
 		return err
 	}
 	req := temporal.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) { of.apply(cmd, o) }}
+	if req.Defaults, err = a.executorDefaults(); err != nil {
+		return err
+	}
 	if cmd.Flags().Changed("await-checkpoints") {
 		req.Human = &bf.awaitCheckpoints
 	}
@@ -309,4 +317,25 @@ func (r *temporalRun) update(view *progressView, prev, next temporal.State) {
 			view.apply(web.EventCheckpointPending, cp)
 		}
 	}
+}
+
+// executorDefaults is the executors' configuration here, by name, which a
+// run on Temporal resolves its calls against, as a local run does against
+// its executors (see temporal.RunInput.Defaults).
+func (a *app) executorDefaults() (map[string]executors.Defaults, error) {
+	cwd, err := a.projectDir()
+	if err != nil {
+		return nil, err
+	}
+	conf, err := a.executorConfig(cwd)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]executors.Defaults{}
+	for _, e := range conf.Executors {
+		if d := e.Defaults(); d != (executors.Defaults{}) {
+			out[e.Name] = d
+		}
+	}
+	return out, nil
 }

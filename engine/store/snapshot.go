@@ -15,10 +15,13 @@ import (
 
 // Stats counts a run's agent calls and what they cost.
 type Stats struct {
-	Agents            int     `json:"agents"`   // agent calls resolved (replayed + live finished + failed)
-	Replayed          int     `json:"replayed"` // answered from the journal in the latest execution
-	Live              int     `json:"live"`     // ran on an executor and finished (latest execution)
-	Failed            int     `json:"failed"`   // ended without a result (null) in the latest execution
+	Agents   int `json:"agents"`   // agent calls resolved (replayed + live finished + failed)
+	Replayed int `json:"replayed"` // answered from the journal in the latest execution
+	Live     int `json:"live"`     // ran on an executor and finished (latest execution)
+	Failed   int `json:"failed"`   // ended without a result (null) in the latest execution
+	// Retried counts the attempts of the latest execution that ran again
+	// after a failure (transient, a fault of ours, a broken schema).
+	Retried           int     `json:"retried,omitempty"`
 	Running           int     `json:"running"`
 	InputTokens       int64   `json:"inputTokens"`
 	CachedInputTokens int64   `json:"cachedInputTokens"`

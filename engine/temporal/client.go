@@ -16,8 +16,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -76,6 +78,10 @@ type StartRequest struct {
 	Human bool
 	// Heartbeat is the agents' heartbeat timeout; 0 means DefaultHeartbeat.
 	Heartbeat time.Duration
+	// Defaults is the executors' configuration here, by name
+	// (callpolicy.ExecutorDefaults): calls resolve against it as in a
+	// local run (see RunInput.Defaults).
+	Defaults map[string]executors.Defaults
 }
 
 // Start creates a run on Temporal and returns its first execution's input.
@@ -92,8 +98,8 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (RunInput, error) 
 	}
 	meta := req.Script.Meta()
 	in := RunInput{
-		RunID: store.NewRunID(meta.Name), Rule: "fresh", Script: req.Bundle, Args: args, Options: req.Options,
-		Cwd: req.Cwd, Human: req.Human, Heartbeat: req.Heartbeat,
+		RunID: store.NewRunID(meta.Name), Rule: callpolicy.RuleFresh, Script: req.Bundle, Args: args, Options: req.Options,
+		Cwd: req.Cwd, Human: req.Human, Heartbeat: req.Heartbeat, Defaults: req.Defaults,
 		Name: meta.Name, Description: meta.Description, ScriptHash: req.Script.Hash(), CreatedAt: time.Now().UTC(),
 	}
 	return in, c.execute(ctx, in)
@@ -113,6 +119,9 @@ type ResumeRequest struct {
 	Human *bool
 	// Heartbeat, when positive, changes the agents' heartbeat timeout.
 	Heartbeat time.Duration
+	// Defaults, when not nil, is the executors' configuration now, as a
+	// local resume resolves calls against its current configuration.
+	Defaults map[string]executors.Defaults
 }
 
 // Resume starts a new execution of a run that has ended (paused, failed or
@@ -155,9 +164,12 @@ func (c *Client) Resume(ctx context.Context, runID string, req ResumeRequest) (R
 	if req.Heartbeat > 0 {
 		in.Heartbeat = req.Heartbeat
 	}
-	in.Rule = "crash"
+	if req.Defaults != nil {
+		in.Defaults = req.Defaults
+	}
+	in.Rule = callpolicy.RuleCrash
 	if in.ScriptHash != last.input.ScriptHash || !bytes.Equal(in.Args, last.input.Args) {
-		in.Rule = "edit"
+		in.Rule = callpolicy.RuleEdit
 	}
 	in.Prior = prior(execs)
 	return in, c.execute(ctx, in)
@@ -323,7 +335,7 @@ func (e *execHistory) final() State {
 		case "done":
 			st.Stats.Live++
 		case "failed":
-			if r.errKind != errTransient {
+			if r.errKind != errTransient && r.errKind != errSchema && !pausedBy(r.errKind) {
 				st.Stats.Failed++
 			}
 		case "running":

@@ -31,7 +31,7 @@ try { await agent('second') } catch (e) { return [a, spent > 0, budget.remaining
 			func(o *engine.Options) { o.TokenBudget = 1 }},
 		{"terminal failure is null", `return [await agent('x [simulate:fail]'), await agent('y')]`, nil},
 		{"transient failure retried", `return await agent('x [simulate:transient]')`, func(o *engine.Options) { o.AgentRetries = 2 }},
-		{"transient failure exhausted", `return await agent('x [simulate:transient]')`, nil},
+		{"transient failure exhausted", `return await agent('x [simulate:transient]')`, func(o *engine.Options) { o.AgentRetries = 0 }},
 		{"schema repaired", `return await agent('x [simulate:invalid-once]', { schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } })`, nil},
 		{"schema never valid", `try { await agent('x [simulate:invalid]', { schema: { type: 'object', required: ['n'] } }) } catch (e) { return [e.code, e.message] }`, nil},
 		{"bad schema", `try { await agent('x', { schema: { type: 'objekt' } }) } catch (e) { return [e.code, e.message] }`, nil},

@@ -1,4 +1,4 @@
-package engine
+package callpolicy
 
 import (
 	"crypto/sha256"
@@ -7,6 +7,7 @@ import (
 	"hash"
 
 	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // fingerprint hashes what determines a call's answer. Label and phase are
@@ -53,15 +54,22 @@ func fingerprint(in fingerprintInput) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// canonicalJSON re-encodes v with sorted object keys, so two spellings of
-// the same schema give the same fingerprint.
-func canonicalJSON(raw json.RawMessage) ([]byte, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
+// AgentFingerprint is the fingerprint of an agent() call: what determines
+// its answer. s is what the call runs with, as Resolve fixed it (a call
+// whose configured model changed is another call); canonicalSchema is the
+// canonical JSON of its schema, or nil.
+func AgentFingerprint(prompt string, s Settings, opts lang.AgentOptions, canonicalSchema []byte) string {
+	return fingerprint(fingerprintInput{Kind: "agent", Prompt: prompt, Executor: s.Executor, Model: s.Model,
+		Effort: s.Effort, AgentType: opts.AgentType, Isolation: opts.Isolation,
+		Permissions: s.Permissions, Schema: canonicalSchema})
+}
+
+// CheckpointFingerprint is the fingerprint of a checkpoint() call.
+func CheckpointFingerprint(req lang.CheckpointRequest) string {
+	shape, _ := json.Marshal(struct {
+		Kind    lang.CheckpointKind `json:"kind"`
+		Choices []string            `json:"choices,omitempty"`
+		Default json.RawMessage     `json:"default,omitempty"`
+	}{req.Kind, req.Choices, req.Default})
+	return fingerprint(fingerprintInput{Kind: "checkpoint", Prompt: req.Prompt, Schema: shape})
 }

@@ -1,0 +1,160 @@
+package callpolicy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// Errors a caller can test with errors.Is.
+var (
+	ErrPaused          = errors.New("run paused")
+	ErrStopped         = errors.New("run stopped")
+	ErrAgentLimit      = errors.New("agent limit reached")
+	ErrItemLimit       = errors.New("item limit exceeded")
+	ErrBudgetExhausted = errors.New("token budget exhausted")
+	ErrSchemaInvalid   = errors.New("answer does not satisfy the schema")
+	ErrCheckpointAbort = errors.New("checkpoint aborted the run")
+	ErrNesting         = errors.New("workflow() nests only one level")
+	ErrRateLimited     = errors.New("rate limited")
+	ErrRequiredFailed  = errors.New("a required agent call failed")
+	// ErrExecutorUnavailable is a call stopped because its executor
+	// cannot serve any call (missing binary, no login, unknown model).
+	ErrExecutorUnavailable = errors.New("executor unavailable")
+	// ErrInfrastructure is a call stopped because of a fault of ours that
+	// did not clear (our supervisor, descriptors, pipes, spawning): the
+	// run pauses, and the call runs again on resume.
+	ErrInfrastructure = errors.New("infrastructure fault")
+)
+
+// The codes scripts see as error.code, and runs record with their error:
+// the Node runtime's (its WorkflowErrorCode), so that scripts written for
+// it branch the same way here.
+const (
+	CodeAgentLimit    = "AGENT_LIMIT_EXCEEDED"
+	CodeBudget        = "TOKEN_BUDGET_EXHAUSTED"
+	CodeSchema        = "SCHEMA_NONCOMPLIANCE"
+	CodeUsageLimit    = "PROVIDER_USAGE_LIMIT"
+	CodeAborted       = "WORKFLOW_ABORTED"
+	CodeScriptInvalid = "SCRIPT_VALIDATION_ERROR"
+	CodeAgentFailed   = "AGENT_EXECUTION_ERROR"
+	CodeAgentTimeout  = "AGENT_TIMEOUT"
+	// CodeExecutorUnavailable is the Node runtime's code for an executor
+	// it cannot run (there, a missing Pi SDK).
+	CodeExecutorUnavailable = "EXECUTOR_UNAVAILABLE"
+	// CodeItemLimit is ours: the Node runtime has no cap on items.
+	CodeItemLimit = "ITEM_LIMIT_EXCEEDED"
+	// CodeInfrastructure is ours too: a fault of the runtime's own, never
+	// the agent's.
+	CodeInfrastructure = "INFRASTRUCTURE_FAULT"
+)
+
+// Error is an engine error a script can see, with a stable code.
+type Error struct {
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap lets errors.Is match the sentinel.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode is the stable code scripts see as error.code.
+func (e *Error) ErrorCode() string { return e.Code }
+
+func newError(code string, sentinel error, msg string) *Error {
+	return &Error{Code: code, Message: msg, Err: sentinel}
+}
+
+// The errors a script sees when a run meets one of its limits or a call
+// fails in a way the script must hear of. Every backend (engine,
+// engine/temporal) gets them from here, so that a script reads the same
+// code and message wherever it runs.
+
+// AgentLimitError is agent() over the run's cap.
+func AgentLimitError(limit int) *Error {
+	return newError(CodeAgentLimit, ErrAgentLimit,
+		fmt.Sprintf("agent(): the run reached its cap of %d agents (nested workflows included); raise --max-agents to allow more", limit))
+}
+
+// BadSchemaError is agent() with a schema that does not compile.
+func BadSchemaError(err error) *Error {
+	return newError(CodeScriptInvalid, ErrSchemaInvalid, err.Error())
+}
+
+// ItemLimitError is a parallel() or pipeline() (fn) of n items over the cap.
+func ItemLimitError(fn string, n, limit int) *Error {
+	return newError(CodeItemLimit, ErrItemLimit,
+		fmt.Sprintf("%s: %d items exceed the cap of %d per call; split the work into batches or raise --max-items", fn, n, limit))
+}
+
+// BudgetError is agent() once the token budget is spent.
+func BudgetError(spent, budget int64) *Error {
+	return newError(CodeBudget, ErrBudgetExhausted,
+		fmt.Sprintf("agent(): the token budget is spent (%d of %d tokens); resume with a larger --token-budget to go on", spent, budget))
+}
+
+// SchemaError is a call whose answers never satisfied its schema.
+func SchemaError(attempts int, verr error) *Error {
+	return newError(CodeSchema, ErrSchemaInvalid,
+		fmt.Sprintf("agent(): the answer did not satisfy the schema after %d attempts: %v", attempts, verr))
+}
+
+// RateLimitError is a call the provider refused for its usage limit.
+func RateLimitError(msg string) *Error { return newError(CodeUsageLimit, ErrRateLimited, msg) }
+
+// RequiredError is a required call that ended without an answer; timedOut
+// says its last attempt ran out of time.
+func RequiredError(err error, timedOut bool) *Error {
+	code := CodeAgentFailed
+	if timedOut || errors.Is(err, context.DeadlineExceeded) {
+		code = CodeAgentTimeout
+	}
+	return newError(code, ErrRequiredFailed, fmt.Sprintf("agent(): a required call ended without an answer: %v", err))
+}
+
+// Nest refuses a workflow() call from a frame at depth (0 for the main
+// script): a child workflow cannot start another.
+func Nest(depth int, ref string) error {
+	if depth >= 1 {
+		return NestingError(ref)
+	}
+	return nil
+}
+
+// NestingError is workflow() called from a child workflow.
+func NestingError(ref string) *Error {
+	return newError(CodeScriptInvalid, ErrNesting,
+		fmt.Sprintf("workflow(%q): a workflow started by workflow() cannot start another; move the call to the parent", ref))
+}
+
+// CheckpointAbortError is a checkpoint nobody answered (why) whose
+// headless policy is to abort. where says how a human could answer it,
+// such as "under `dynworkflow serve`".
+func CheckpointAbortError(req lang.CheckpointRequest, why, where string) *Error {
+	if req.Default != nil {
+		// As in the Node runtime, headless: 'abort' wins over a default:
+		// the default is for a human who gets the question, not a reason
+		// to go on without one.
+		return newError(CodeAborted, ErrCheckpointAbort,
+			fmt.Sprintf("checkpoint(%q) needs an answer, %s, and it declares headless: 'abort', so the run stops here; answer it %s, or declare headless: 'default' to go on with its default", req.Prompt, why, where))
+	}
+	return newError(CodeAborted, ErrCheckpointAbort,
+		fmt.Sprintf("checkpoint(%q) needs an answer, %s, and it declares no default; give it a default, or run it %s to answer it", req.Prompt, why, where))
+}
+
+// UnavailableError is a call stopped because its executor cannot serve
+// any call; reason says which, why and the fix.
+func UnavailableError(reason string) *Error {
+	return newError(CodeExecutorUnavailable, ErrExecutorUnavailable, reason)
+}
+
+// InfrastructureError is a call stopped by a fault of ours that outlasted
+// its retries; reason says what failed.
+func InfrastructureError(reason string) *Error {
+	return newError(CodeInfrastructure, ErrInfrastructure, reason)
+}

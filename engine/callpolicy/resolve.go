@@ -1,0 +1,48 @@
+package callpolicy
+
+import (
+	"cmp"
+	"time"
+
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/lang"
+)
+
+// Settings are what an agent call runs with: its own options, else the
+// run's, else its executor's configuration. The fingerprint hashes them as
+// resolved, so a call whose configured model changed is another call.
+type Settings struct {
+	Executor    string
+	Model       string
+	Effort      string
+	Permissions executors.Permissions
+	// Timeout bounds one attempt; zero means none.
+	Timeout time.Duration
+}
+
+// Resolve fixes what a call runs with. The precedence, highest first: the
+// call's option; for the model, routed, the model the script's meta gives
+// the call's phase (lang.Meta.ModelFor: the Node runtime's routing); the
+// run's option (its model only for calls on the run's own executor, since
+// a model name belongs to one provider); the
+// executor's configuration (project file over user file), which defaults
+// gives for an executor's name; the built-in default. An agentType of
+// Claude Code's read-only kinds (Explore, Plan) counts as the call asking
+// for read-only.
+func Resolve(opts lang.AgentOptions, routed string, run Limits, defaults func(executor string) executors.Defaults) Settings {
+	s := Settings{Executor: cmp.Or(opts.Executor, run.Executor)}
+	defs := defaults(s.Executor)
+	runModel := ""
+	if s.Executor == run.Executor {
+		runModel = run.Model
+	}
+	s.Model = cmp.Or(opts.Model, routed, runModel, defs.Model)
+	s.Effort = cmp.Or(opts.Effort, defs.Effort)
+	s.Permissions = cmp.Or(executors.Permissions(opts.Permissions), executors.AgentTypePermissions(opts.AgentType),
+		run.Permissions, defs.Permissions, executors.WorkspaceWrite)
+	s.Timeout = cmp.Or(run.AgentTimeout, defs.Timeout)
+	if opts.TimeoutMs != nil {
+		s.Timeout = time.Duration(*opts.TimeoutMs) * time.Millisecond
+	}
+	return s
+}
