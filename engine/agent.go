@@ -37,6 +37,8 @@ type agentCall struct {
 	release context.CancelFunc
 	// dir is where the agent works: the project, or the call's worktree.
 	dir string
+	// queued is when the call was handed to the scheduler.
+	queued time.Time
 }
 
 // resolve fixes what the call runs with. The precedence, highest first: the
@@ -120,6 +122,7 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 	}
 	c.ctx, c.release = r.callContext(ctx)
 	r.calls.Add(1)
+	c.queued = time.Now()
 	if !r.sched.submit(c) {
 		c.release()
 		r.calls.Done()
@@ -172,7 +175,8 @@ func (c *agentCall) runLive() {
 		r.append(rec)
 	}
 	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
-		Worktree: rec.Worktree}.withPrompt(c.prompt))
+		Worktree: rec.Worktree, Model: c.model, Effort: c.effort, Permissions: string(c.permissions),
+		QueuedMs: started.Sub(c.queued).Milliseconds()}.withPrompt(c.prompt))
 
 	out := c.attempt(ctx)
 	r.running.Add(-1)
@@ -207,7 +211,8 @@ func (c *agentCall) runLive() {
 		r.live.Add(1)
 		r.settled.note(c, out.value, out.usage, nil)
 		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
-			Usage: &out.usage, Worktree: wt}.withResult(out.value))
+			Usage: &out.usage, Worktree: wt, Attempt: out.attempts, Model: out.res.Model, Provider: out.res.Provider,
+			DurationMs: done.Answer.DurMs}.withResult(out.value))
 		c.settle(out.value, nil)
 	})
 }
@@ -260,7 +265,8 @@ func (c *agentCall) fail(out attemptResult, started time.Time, wt *Worktree) {
 		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
 	r.failed.Add(1)
 	r.settled.note(c, nil, out.usage, out.err)
-	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message, Worktree: wt})
+	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message, Worktree: wt,
+		Executor: c.executor, Usage: &out.usage, Attempt: out.attempts, Class: info.Class, DurationMs: time.Since(started).Milliseconds()})
 	if errors.Is(out.err, ErrSchemaInvalid) {
 		c.settle(nil, out.err)
 		return
@@ -306,7 +312,7 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 		req := executors.Request{
 			RunID: r.id, Path: c.path, Prompt: prompt, Model: c.model, Effort: c.effort,
 			AgentType: c.opts.AgentType, Isolation: c.opts.Isolation, Permissions: c.permissions, Schema: c.opts.Schema,
-			Dir: c.dir, Attempt: out.attempts,
+			Dir: c.dir, Attempt: out.attempts, Env: r.callEnv(c.path),
 		}
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if timeout > 0 {
@@ -332,7 +338,8 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 				transient++
 				wait := r.backoff(transient, err)
 				r.append(&record{Type: recRetry, Path: c.path, Error: &errorInfo{Class: "transient", Message: err.Error()}})
-				r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.path, Error: err.Error(), Attempt: out.attempts})
+				r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.path, Error: err.Error(), Attempt: out.attempts,
+					Class: "transient", BackoffMs: wait.Milliseconds()})
 				select {
 				case <-time.After(wait):
 					continue
@@ -363,7 +370,8 @@ func (c *agentCall) attempt(ctx context.Context) attemptResult {
 			return out
 		}
 		r.append(&record{Type: recRetry, Path: c.path, Error: &errorInfo{Class: "schema", Message: verr.Error()}})
-		r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.path, Error: "schema: " + verr.Error(), Attempt: out.attempts})
+		r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.path, Error: "schema: " + verr.Error(), Attempt: out.attempts,
+			Class: "schema"})
 		prompt = repairPrompt(c.prompt, verr, c.opts.Schema)
 	}
 }

@@ -29,12 +29,14 @@ func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang
 	}
 	fp := CheckpointFingerprint(req)
 	if p, ok := r.replay.lookup(sc, path, fp, f.mode); ok {
-		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
+		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal",
+			Phase: sc.currentPhase()})
 		done(p.result, nil)
 		return
 	}
 	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
+	asked := time.Now()
 	go func() {
 		defer r.calls.Done()
 		defer release()
@@ -51,7 +53,8 @@ func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang
 			done(nil, err)
 			return
 		}
-		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: answer, Source: source})
+		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: answer, Source: source,
+			Phase: sc.currentPhase(), WaitedMs: time.Since(asked).Milliseconds()})
 		done(answer, nil)
 	}()
 }

@@ -37,6 +37,9 @@ type history struct {
 	// worktrees is what the journal says of each isolated call's worktree,
 	// by directory.
 	worktrees map[string]*worktreeTrail
+	// traces are the traces of the executions that were traced, oldest
+	// first, for a new execution's trace to link to.
+	traces []TraceContext
 }
 
 // foldRecord is the part of a record a resume needs. Prompts, transcripts
@@ -88,6 +91,9 @@ func loadHistory(path string) (*history, error) {
 			h.scriptPath, h.scriptHash, h.scriptText = r.Run.ScriptPath, r.Run.ScriptHash, r.Run.ScriptText
 			h.args, h.options = r.Run.Args, r.Run.Options
 			h.executors = r.Run.Executors
+			if r.Run.Trace != nil {
+				h.traces = append(h.traces, *r.Run.Trace)
+			}
 		case recResume:
 			if r.Resume == nil {
 				return errors.New("a resume record without its header")
@@ -103,6 +109,9 @@ func loadHistory(path string) (*history, error) {
 			h.args, h.options = r.Resume.Args, r.Resume.Options
 			h.executors = mergeDefinitions(h.executors, r.Resume.Executors)
 			h.end = nil
+			if r.Resume.Trace != nil {
+				h.traces = append(h.traces, *r.Resume.Trace)
+			}
 		case recScript:
 			if r.Script != nil {
 				h.children[r.Script.Frame] = r.Script

@@ -46,6 +46,8 @@ type Run struct {
 	args   json.RawMessage
 	header runHeader
 	epoch  int
+	// trace is this execution's trace, nil when tracing is off.
+	trace  *TraceContext
 	main   *frame
 	replay *replayIndex
 	// children holds the child scripts journaled by earlier executions.
