@@ -13,6 +13,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/engine/tracing"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 	"github.com/dynworkflow/dynworkflow/jsvm"
@@ -41,6 +42,11 @@ type app struct {
 	// config is the executor configuration, read once (executorConfig).
 	config    *execconfig.Config
 	configErr error
+
+	// trace is --trace; tracer exports the runs of this process's runtime
+	// when tracing is on (tracing.go).
+	trace  bool
+	tracer *tracing.Tracer
 
 	// handedOver is the build without Temporal that started this process
 	// in its place to run a Temporal command (companion.go); empty when
@@ -160,5 +166,18 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 		EventRing: localEventRing,
 	}
 	configure(&cfg)
-	return engine.New(cfg)
+	var tracer *tracing.Tracer
+	if strict {
+		if tracer, err = a.setUpTracing(&cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	rt, err := engine.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if tracer != nil {
+		tracer.Follow(rt.Events())
+	}
+	return rt, nil
 }
