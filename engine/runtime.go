@@ -46,6 +46,9 @@ type Config struct {
 	// journaled and announced in run.started and run.resumed, and every
 	// agent process the TRACEPARENT of its call. Off, nothing is added.
 	Tracing bool
+	// ObserveFsync, if set, is told how long each journal fdatasync took
+	// (the server's metrics). It must not block.
+	ObserveFsync func(time.Duration)
 }
 
 // Runtime owns the runs of one project in this process.
@@ -152,7 +155,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	// but its lock: a run killed at any moment either has a journal that
 	// starts with it, and resumes, or has no journal and never appears.
 	first := appendRecord(nil, &record{Seq: 1, Type: recRun, Time: now.UnixMilli(), Run: &header})
-	jw, err := journal.Create(paths.Journal, first, journal.Options{Fence: lease.Check})
+	jw, err := journal.Create(paths.Journal, first, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		lease.Release()
 		return nil, fmt.Errorf("start run: %w", err)
@@ -312,7 +315,7 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	if script.Hash() != h.scriptHash || !bytes.Equal(args, h.args) {
 		mode = edit
 	}
-	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
+	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +432,7 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 		prior = &snap.Summary
 	}
 	before := f.summary(id, prior)
-	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
+	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		return err
 	}
