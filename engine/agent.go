@@ -98,6 +98,7 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 	if c.phase == "" {
 		c.phase = sc.currentPhase()
 	}
+	r.enterPhase(sc, opts.Phase)
 	// The fingerprint takes the call's settings as resolved: a call whose
 	// configured model changed is a different call.
 	resolved := opts

@@ -102,6 +102,9 @@ type Run struct {
 	ignoredOptions sync.Map
 	// settled lists the calls of this execution for the Node runtime.
 	settled nodeAgents
+	// phasesBegun are the phases this execution began, by phase() or by
+	// the first agent() call naming one.
+	phasesBegun map[string]bool
 }
 
 // Files lists every file the execution depends on: the script, what it
@@ -518,9 +521,30 @@ func (r *Run) snapshot(settled bool) (*store.Snapshot, error) {
 func (r *Run) setPhase(sc *scope, title string) {
 	r.mu.Lock()
 	r.phase = title
+	if r.phasesBegun == nil {
+		r.phasesBegun = map[string]bool{}
+	}
+	r.phasesBegun[title] = true
 	r.mu.Unlock()
 	r.append(&record{Type: recPhase, Path: sc.path, Message: title})
 	r.rt.bus.Publish(r.id, EventPhase, PhasePayload{Scope: sc.Path(), Title: title})
+}
+
+// enterPhase begins the phase an agent() call names in its options, the
+// first time one does in this execution, as phase() would: the run's
+// current phase, a journaled phase line and a phase event. A script that
+// names its phases only in agent() (as the Node runtime's README does)
+// shows them like one that calls phase().
+func (r *Run) enterPhase(sc *scope, title string) {
+	if title == "" {
+		return
+	}
+	r.mu.Lock()
+	begun := r.phasesBegun[title]
+	r.mu.Unlock()
+	if !begun {
+		r.setPhase(sc, title)
+	}
 }
 
 func (r *Run) logLine(sc *scope, level, msg string) {
