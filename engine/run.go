@@ -241,12 +241,18 @@ func (r *Run) Progress() Progress {
 
 func (r *Run) statsLocked() store.Stats {
 	replayed, live, failed := int(r.replayed.Load()), int(r.live.Load()), int(r.failed.Load())
+	running, queued := int(r.running.Load()), 0
+	if r.status == StatusRunning {
+		made := int(min(r.agents.Load(), int64(r.opts.MaxAgents)))
+		queued = max(0, made-replayed-live-failed-running)
+	}
 	return store.Stats{
 		Agents:            replayed + live + failed,
 		Replayed:          replayed,
 		Live:              live,
 		Failed:            failed,
-		Running:           int(r.running.Load()),
+		Running:           running,
+		Queued:            queued,
 		InputTokens:       r.usage.InputTokens,
 		CachedInputTokens: r.usage.CachedInputTokens,
 		OutputTokens:      r.usage.OutputTokens,

@@ -15,11 +15,15 @@ import (
 
 // Stats counts a run's agent calls and what they cost.
 type Stats struct {
-	Agents            int     `json:"agents"`   // agent calls resolved (replayed + live finished + failed)
-	Replayed          int     `json:"replayed"` // answered from the journal in the latest execution
-	Live              int     `json:"live"`     // ran on an executor and finished (latest execution)
-	Failed            int     `json:"failed"`   // ended without a result (null) in the latest execution
-	Running           int     `json:"running"`
+	Agents   int `json:"agents"`   // agent calls resolved (replayed + live finished + failed)
+	Replayed int `json:"replayed"` // answered from the journal in the latest execution
+	Live     int `json:"live"`     // ran on an executor and finished (latest execution)
+	Failed   int `json:"failed"`   // ended without a result (null) in the latest execution
+	Running  int `json:"running"`
+	// Queued is the agent() calls made and waiting for a worker under the
+	// run's concurrency, while it runs: the total a live view shows is
+	// Agents + Running + Queued.
+	Queued            int     `json:"queued,omitempty"`
 	InputTokens       int64   `json:"inputTokens"`
 	CachedInputTokens int64   `json:"cachedInputTokens"`
 	OutputTokens      int64   `json:"outputTokens"`
