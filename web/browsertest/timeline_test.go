@@ -173,6 +173,9 @@ func TestTimeline(t *testing.T) {
 			t.Errorf("the run view still shows raw JSON (%s)", raw)
 		}
 	}
+	if !eval[bool](tb, `!document.querySelector('[data-note=simulated]').hidden`) {
+		t.Errorf("the run's simulated answers are not said where its status is")
+	}
 	if eval[int](tb, `document.querySelectorAll('.executors tr[data-executor]').length`) < 2 {
 		t.Errorf("the executors are not listed in a table")
 	}

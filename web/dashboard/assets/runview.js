@@ -46,6 +46,11 @@ export class RunView {
     this.idEl = h("code", { class: "run-id" });
     this.badge = h("span", { class: "badge" });
     this.reason = h("span", { class: "reason" });
+    this.sim = h("span", {
+      class: "badge sim", dataset: { note: "simulated" }, hidden: true,
+      title: "No executor was chosen, so the built-in simulator answered every call: no agent ran. " +
+        "Pick one with --executor codex, claude-code or pi, or defaultExecutor in .dynworkflow/executors.json.",
+    }, "simulated answers");
     this.actions = h("div", { class: "actions", role: "group", "aria-label": "Run actions" });
     this.desc = h("p", { class: "desc" });
     this.notes = h("div", { class: "run-notes" });
@@ -65,7 +70,7 @@ export class RunView {
     this.el = h("div", { class: "view-run" },
       h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "#" }, "← Runs")),
       h("header", { class: "run-head" },
-        h("div", { class: "run-title" }, this.title, h("div", { class: "run-sub" }, this.badge, this.idEl, this.reason)),
+        h("div", { class: "run-title" }, this.title, h("div", { class: "run-sub" }, this.badge, this.sim, this.idEl, this.reason)),
         this.actions),
       this.cpSection,
       this.desc,
@@ -458,12 +463,9 @@ export class RunView {
   renderNotes() {
     const d = this.model.detail;
     const notes = [];
-    if (d.simulatedAnswers) {
-      notes.push(h("p", { class: "note warn", dataset: { note: "simulated" } },
-        h("b", null, "Simulated answers. "),
-        "No executor was chosen, so the built-in simulator answered every call: no agent ran. " +
-        "Pick one with --executor codex, claude-code or pi, or defaultExecutor in .dynworkflow/executors.json."));
-    }
+    // Simulated answers are said where the status is, as the terminal
+    // says them in its head line: short, with the way out on hover.
+    this.sim.hidden = !d.simulatedAnswers;
     const damaged = d.damaged || [];
     if (damaged.length || d.tornBytes) {
       notes.push(h("div", { class: "note error", dataset: { note: "damaged" } },
