@@ -46,7 +46,7 @@ func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang
 			return
 		}
 		rec := &record{Type: recFinished, Path: path, Kind: "checkpoint", Fingerprint: fp, Result: answer,
-			Call: &callInfo{Prompt: req.Prompt, Phase: sc.currentPhase()},
+			Call:   &callInfo{Prompt: req.Prompt, Phase: sc.currentPhase()},
 			Answer: &answerInfo{Source: source, DurMs: time.Since(asked).Milliseconds()}}
 		// Journaled whatever becomes of ctx: a human gave this answer.
 		if err := r.appendSync(context.Background(), rec); err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 )
 
 // TraceContext names the W3C trace of one execution of a run and the span
@@ -53,4 +54,16 @@ func (r *Run) callEnv(path string) []string {
 		return nil
 	}
 	return []string{"TRACEPARENT=" + r.trace.TraceParent(path)}
+}
+
+// ExecutionTraceContext is the trace of execution epoch of a run on a
+// backend that journals none (Temporal): derived from the two, so that
+// whoever exports it and whoever links to it later agree without storing
+// it anywhere.
+func ExecutionTraceContext(runID string, epoch int) TraceContext {
+	h := sha256.Sum256([]byte("dynworkflow execution\x00" + runID + "\x00" + strconv.Itoa(epoch)))
+	if h[0]|h[16] == 0 {
+		h[0], h[16] = 1, 1
+	}
+	return TraceContext{TraceID: hex.EncodeToString(h[:16]), SpanID: hex.EncodeToString(h[16:24])}
 }

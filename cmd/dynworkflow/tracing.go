@@ -19,6 +19,19 @@ const tracingShutdownTimeout = 10 * time.Second
 // variables ask for it, and returns the tracer to Follow the runtime's
 // bus with; nil when tracing is off.
 func (a *app) setUpTracing(cfg *engine.Config, log *slog.Logger) (*tracing.Tracer, error) {
+	t, err := a.startTracer(log)
+	if t != nil {
+		cfg.Tracing = true
+	}
+	return t, err
+}
+
+// startTracer starts this process's tracer, once, when tracing is asked
+// for; nil when it is not.
+func (a *app) startTracer(log *slog.Logger) (*tracing.Tracer, error) {
+	if a.tracer != nil {
+		return a.tracer, nil
+	}
 	s, err := tracing.Configure(a.trace, os.Getenv)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
@@ -30,9 +43,26 @@ func (a *app) setUpTracing(cfg *engine.Config, log *slog.Logger) (*tracing.Trace
 	if err != nil {
 		return nil, err
 	}
-	cfg.Tracing = true
 	a.tracer = t
 	return t, nil
+}
+
+// traceDetail exports the latest execution of a run this process only
+// followed (on Temporal), from its detail, when tracing is asked for.
+func (a *app) traceDetail(ctx context.Context, detail func(context.Context) (*engine.Detail, error)) {
+	t, err := a.startTracer(nil)
+	if err != nil || t == nil {
+		if err != nil {
+			fmt.Fprintln(a.stderr, "dynworkflow: warning: tracing:", err)
+		}
+		return
+	}
+	d, err := detail(ctx)
+	if err != nil {
+		fmt.Fprintln(a.stderr, "dynworkflow: warning: tracing: read the run back:", err)
+		return
+	}
+	t.ExportLatest(d)
 }
 
 // stopTracing sends the spans still waiting, at the end of the command.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/internal/collectortest"
 )
 
@@ -299,5 +300,90 @@ func TestATracingSettingItCannotHonourIsAUsageError(t *testing.T) {
 	}
 	if len(e.journalIDs()) != 0 {
 		t.Error("a run was created")
+	}
+}
+
+// TestATemporalRunIsTraced runs a workflow on Temporal (a real dev server,
+// a worker process, the companion build) with tracing on: the run this
+// process followed is exported from its detail when it ends, with the
+// same tree as a local run's, and a resume links to it.
+func TestATemporalRunIsTraced(t *testing.T) {
+	bin := collectortest.Require(t)
+	e := newTemporalEnv(t)
+	col := collectortest.Start(t, bin)
+	e.traceTo(col, "http/protobuf")
+	e.startWorker()
+	script := e.write("t.workflow.js", strings.ReplaceAll(tracedJS, "traced-js", "traced-temporal"))
+	out := e.runCompleted(script, e.runFlags("--trace")...)
+	spans := col.WaitSpans(t, "the Temporal run's trace", rootsDone(1))
+	trs := traces(spans)
+	if len(trs) != 1 {
+		t.Fatalf("want one trace, got %d", len(trs))
+	}
+	var tr *traceOf
+	for _, x := range trs {
+		tr = x
+	}
+	want := engine.ExecutionTraceContext(out.RunID, 0)
+	if tr.root.Name != "run traced-temporal" || tr.root.TraceID != want.TraceID || tr.root.SpanID != want.SpanID ||
+		tr.root.String("dynworkflow.run.status") != "completed" || tr.root.String("dynworkflow.run.id") != out.RunID {
+		t.Fatalf("root %s %s/%s %v, want the trace %+v", tr.root.Name, tr.root.TraceID, tr.root.SpanID, tr.root.Attributes, want)
+	}
+	phases := map[string]string{}
+	for _, title := range []string{"Scan", "Fix"} {
+		ph := tr.named("phase " + title)
+		if len(ph) != 1 || ph[0].ParentSpanID != tr.root.SpanID {
+			t.Fatalf("phase %s: %+v", title, ph)
+		}
+		phases[title] = ph[0].SpanID
+	}
+	for _, label := range []string{"scan-a", "scan-b", "scan-c", "fix"} {
+		cs := tr.named("invoke_agent " + label)
+		if len(cs) != 1 {
+			t.Fatalf("want one span for %s, got %d", label, len(cs))
+		}
+		c := cs[0]
+		phase := "Scan"
+		if label == "fix" {
+			phase = "Fix"
+		}
+		if c.ParentSpanID != phases[phase] || c.String("dynworkflow.call.outcome") != "finished" ||
+			c.String("gen_ai.agent.name") != label || c.String("dynworkflow.call.executor") != "simulate" {
+			t.Errorf("%s: parent %s, %v", label, c.ParentSpanID, c.Attributes)
+		}
+		if c.SpanID != engine.CallSpanID(want.TraceID, c.String("dynworkflow.call.path")) {
+			t.Errorf("%s does not have its call's span id", label)
+		}
+		if !c.Start.Before(c.End) && !c.Start.Equal(c.End) {
+			t.Errorf("%s ends before it starts", label)
+		}
+	}
+
+	// A resume on Temporal replays every call and links to the first.
+	r := e.dw(append([]string{"resume", out.RunID, "--json", "--trace"}, e.flags()...)...)
+	expectCode(t, r, 0)
+	spans = col.WaitSpans(t, "the resumed execution", rootsDone(2))
+	second := engine.ExecutionTraceContext(out.RunID, 1)
+	found := false
+	for _, x := range traces(spans) {
+		if x.root.TraceID != second.TraceID {
+			continue
+		}
+		found = true
+		if len(x.root.Links) != 1 || x.root.Links[0].TraceID != want.TraceID || x.root.Links[0].SpanID != want.SpanID {
+			t.Errorf("the resume links to %+v, want %+v", x.root.Links, want)
+		}
+		replayed := 0
+		for _, s := range x.spans {
+			if s.String("dynworkflow.call.outcome") == "replayed" {
+				replayed++
+			}
+		}
+		if replayed != 4 {
+			t.Errorf("%d replayed call spans in the resume, want 4", replayed)
+		}
+	}
+	if !found {
+		t.Errorf("no trace of the resume")
 	}
 }

@@ -363,3 +363,84 @@ func TestTracingOffAddsNothing(t *testing.T) {
 		}
 	}
 }
+
+// A run this process saw no event of (one on Temporal) is exported from
+// its detail once it ended, by the same rules: the same tree.
+func TestARunIsExportedFromItsDetail(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	h := newHarness(t, dir)
+	sc, err := h.rt.Hosts().Load(lang.Source{Path: filepath.Join(dir, "traced.workflow.js"), Text: []byte(script)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := h.rt.Start(ctx, engine.StartRequest{Script: sc, Options: options()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := h.rt.Resume(ctx, run.ID(), engine.ResumeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := h.rt.Inspect(run.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A tracer that saw nothing of the run.
+	exp := &keeper{}
+	tr := newTracer(exp, resource.Empty(), nil)
+	tr.ExportLatest(d)
+	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string][]tracetest.SpanStub{}
+	for _, s := range exp.spans {
+		byName[s.Name] = append(byName[s.Name], s)
+	}
+	roots := byName["run traced"]
+	if len(roots) != 1 {
+		t.Fatalf("%d roots among %d spans", len(roots), len(exp.spans))
+	}
+	root := roots[0]
+	want := engine.ExecutionTraceContext(run.ID(), 1)
+	if root.SpanContext.TraceID().String() != want.TraceID || root.SpanContext.SpanID().String() != want.SpanID {
+		t.Errorf("root %v, want the derived %+v", root.SpanContext, want)
+	}
+	first := engine.ExecutionTraceContext(run.ID(), 0)
+	if len(root.Links) != 1 || root.Links[0].SpanContext.TraceID().String() != first.TraceID {
+		t.Errorf("links %+v, want the first execution's %+v", root.Links, first)
+	}
+	replayed, live := 0, 0
+	for _, s := range exp.spans {
+		if !strings.HasPrefix(s.Name, "invoke_agent ") {
+			continue
+		}
+		if s.Parent.SpanID() == root.SpanContext.SpanID() {
+			t.Errorf("%s is outside its phase", s.Name)
+		}
+		switch str(s, "dynworkflow.call.outcome") {
+		case "replayed":
+			replayed++
+		case "failed":
+			live++
+			if s.SpanContext.SpanID().String() != engine.CallSpanID(want.TraceID, str(s, "dynworkflow.call.path")) {
+				t.Errorf("%s does not have its call's span id", s.Name)
+			}
+		}
+	}
+	if replayed != 4 || live != 1 {
+		t.Errorf("%d replayed and %d live call spans, want 4 and 1 (the broken call ran again)", replayed, live)
+	}
+	if len(byName["phase Scan"]) != 1 || len(byName["phase Fix"]) != 1 {
+		t.Errorf("phase spans: %d Scan, %d Fix", len(byName["phase Scan"]), len(byName["phase Fix"]))
+	}
+	if str(root, "dynworkflow.run.status") != "completed" {
+		t.Errorf("root status %q", str(root, "dynworkflow.run.status"))
+	}
+}
