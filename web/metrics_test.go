@@ -202,4 +202,3 @@ func waitMetric(t *testing.T, url, name string, want float64, labels ...string) 
 		time.Sleep(5 * time.Millisecond)
 	}
 }
-
