@@ -47,24 +47,6 @@ func (a *app) startTracer(log *slog.Logger) (*tracing.Tracer, error) {
 	return t, nil
 }
 
-// traceDetail exports the latest execution of a run this process only
-// followed (on Temporal), from its detail, when tracing is asked for.
-func (a *app) traceDetail(ctx context.Context, detail func(context.Context) (*engine.Detail, error)) {
-	t, err := a.startTracer(nil)
-	if err != nil || t == nil {
-		if err != nil {
-			fmt.Fprintln(a.stderr, "dynworkflow: warning: tracing:", err)
-		}
-		return
-	}
-	d, err := detail(ctx)
-	if err != nil {
-		fmt.Fprintln(a.stderr, "dynworkflow: warning: tracing: read the run back:", err)
-		return
-	}
-	t.ExportLatest(d)
-}
-
 // stopTracing sends the spans still waiting, at the end of the command.
 // A collector that is down costs a warning, never the command's outcome.
 func (a *app) stopTracing() {
