@@ -13,7 +13,6 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
-	"github.com/dynworkflow/dynworkflow/engine/tracing"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 	"github.com/dynworkflow/dynworkflow/jsvm"
@@ -43,10 +42,10 @@ type app struct {
 	config    *execconfig.Config
 	configErr error
 
-	// trace is --trace; tracer exports the runs of this process's runtime
-	// when tracing is on (tracing.go).
-	trace  bool
-	tracer *tracing.Tracer
+	// trace is --trace; tracing exports the runs of this process's
+	// runtime when tracing is on (tracing.go, tracing_lean.go).
+	trace   bool
+	tracing tracingState
 
 	// handedOver is the build without Temporal that started this process
 	// in its place to run a Temporal command (companion.go); empty when
@@ -166,9 +165,9 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 		EventRing: localEventRing,
 	}
 	configure(&cfg)
-	var tracer *tracing.Tracer
+	var follow func(*engine.Bus)
 	if strict {
-		if tracer, err = a.setUpTracing(&cfg, log); err != nil {
+		if follow, err = a.setUpTracing(&cfg, log); err != nil {
 			return nil, err
 		}
 	}
@@ -176,8 +175,8 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 	if err != nil {
 		return nil, err
 	}
-	if tracer != nil {
-		tracer.Follow(rt.Events())
+	if follow != nil {
+		follow(rt.Events())
 	}
 	return rt, nil
 }

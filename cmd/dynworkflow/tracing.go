@@ -1,3 +1,5 @@
+//go:build temporal
+
 package main
 
 import (
@@ -7,32 +9,48 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/tracing"
+	"github.com/dynworkflow/dynworkflow/internal/otelenv"
 )
 
 // tracingShutdownTimeout bounds how long the end of a command waits for
 // the collector to take the last spans.
 const tracingShutdownTimeout = 10 * time.Second
 
+// The OpenTelemetry SDK and its OTLP exporters are linked into this
+// build only, the companion (see companion.go): package initialization
+// Go cannot defer made every command of the default build pay for them
+// (tracing_lean.go says how much), so the default build hands a command
+// that asks for tracing over to this one, as it does Temporal's.
+
+// tracingState is the tracer of this process, once started.
+type tracingState struct{ tracer *tracing.Tracer }
+
+// handOverForTracing: this build traces itself.
+func (a *app) handOverForTracing(*cobra.Command) error { return nil }
+
 // setUpTracing turns tracing on in cfg when --trace or the OTEL_*
-// variables ask for it, and returns the tracer to Follow the runtime's
-// bus with; nil when tracing is off.
-func (a *app) setUpTracing(cfg *engine.Config, log *slog.Logger) (*tracing.Tracer, error) {
+// variables ask for it, and returns what makes the tracer follow the
+// runtime's bus; nil when tracing is off.
+func (a *app) setUpTracing(cfg *engine.Config, log *slog.Logger) (func(*engine.Bus), error) {
 	t, err := a.startTracer(log)
-	if t != nil {
-		cfg.Tracing = true
+	if t == nil || err != nil {
+		return nil, err
 	}
-	return t, err
+	cfg.Tracing = true
+	return t.Follow, nil
 }
 
 // startTracer starts this process's tracer, once, when tracing is asked
 // for; nil when it is not.
 func (a *app) startTracer(log *slog.Logger) (*tracing.Tracer, error) {
-	if a.tracer != nil {
-		return a.tracer, nil
+	if a.tracing.tracer != nil {
+		return a.tracing.tracer, nil
 	}
-	s, err := tracing.Configure(a.trace, os.Getenv)
+	s, err := otelenv.Configure(a.trace, os.Getenv)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
@@ -43,20 +61,20 @@ func (a *app) startTracer(log *slog.Logger) (*tracing.Tracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.tracer = t
+	a.tracing.tracer = t
 	return t, nil
 }
 
 // stopTracing sends the spans still waiting, at the end of the command.
 // A collector that is down costs a warning, never the command's outcome.
 func (a *app) stopTracing() {
-	if a.tracer == nil {
+	if a.tracing.tracer == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), tracingShutdownTimeout)
 	defer cancel()
-	if err := a.tracer.Shutdown(ctx); err != nil {
+	if err := a.tracing.tracer.Shutdown(ctx); err != nil {
 		fmt.Fprintln(a.stderr, "dynworkflow: warning:", err)
 	}
-	a.tracer = nil
+	a.tracing.tracer = nil
 }

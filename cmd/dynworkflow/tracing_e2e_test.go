@@ -3,6 +3,7 @@ package main_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -154,6 +155,16 @@ func (e *env) answers(id string) map[string]string {
 	return out
 }
 
+// withCompanion builds the companion (the build with the OpenTelemetry
+// exporters, which the default build hands a traced command to) next to
+// the binary under test, once.
+func withCompanion(t *testing.T) {
+	t.Helper()
+	if _, err := companion(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (e *env) traceTo(c *collectortest.Collector, protocol string) {
 	endpoint := c.HTTPEndpoint
 	if protocol == "grpc" {
@@ -165,6 +176,7 @@ func (e *env) traceTo(c *collectortest.Collector, protocol string) {
 
 func TestTracedRunsReachARealCollector(t *testing.T) {
 	bin := collectortest.Require(t)
+	withCompanion(t)
 	for _, tc := range []struct {
 		name, file, script, protocol string
 	}{
@@ -194,6 +206,7 @@ func TestTracedRunsReachARealCollector(t *testing.T) {
 
 func TestAResumedRunsTraceLinksToTheFirst(t *testing.T) {
 	col := collectortest.Start(t, collectortest.Require(t))
+	withCompanion(t)
 	e := newEnv(t)
 	e.traceTo(col, "http/protobuf")
 	script := e.write("t.workflow.js", tracedJS)
@@ -263,6 +276,7 @@ func TestAResumedRunsTraceLinksToTheFirst(t *testing.T) {
 
 func TestTracingIsOffUnlessAskedFor(t *testing.T) {
 	col := collectortest.Start(t, collectortest.Require(t))
+	withCompanion(t)
 	e := newEnv(t)
 	e.traceTo(col, "http/protobuf")
 	script := e.write("t.workflow.js", tracedJS)
@@ -385,5 +399,40 @@ func TestATemporalRunIsTraced(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no trace of the resume")
+	}
+}
+
+// TestTheDefaultBuildHandsTracingOver checks what the build without the
+// OpenTelemetry SDK does when tracing is asked for: it links none of it;
+// without its companion, --trace is a usage error saying how to install
+// it, and a variable alone (set for other programs too) runs untraced with
+// a warning. With the companion, the first test of this file shows the
+// runs traced.
+func TestTheDefaultBuildHandsTracingOver(t *testing.T) {
+	out, err := exec.Command(goTool(), "version", "-m", binPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if strings.Contains(line, "go.opentelemetry.io") || strings.Contains(line, "google.golang.org/grpc") {
+			t.Errorf("the default build links %s", strings.TrimSpace(line))
+		}
+	}
+	e := newEnv(t)
+	leanAlone(t, e, "")
+	script := e.write("t.workflow.js", tracedJS)
+	r := e.dw("run", script, "--trace")
+	expectCode(t, r, 64)
+	if !strings.Contains(r.stderr, installCommand) {
+		t.Errorf("no way to install the companion in:\n%s", r)
+	}
+	if len(e.journalIDs()) != 0 {
+		t.Error("a run was created")
+	}
+	e.environ = append(e.environ, "OTEL_TRACES_EXPORTER=otlp")
+	r = e.dw("run", script)
+	expectCode(t, r, 0)
+	if !strings.Contains(r.stderr, "running untraced") {
+		t.Errorf("no warning that the run is untraced:\n%s", r)
 	}
 }

@@ -26,6 +26,6 @@
 // are never exported: they are the user's code and data.
 //
 // Tracing is configured by the standard OTEL_* environment variables
-// (Configure) and is off unless asked for; off, the engine does nothing
-// more than without this package.
+// (internal/otelenv) and is off unless asked for; off, the engine does
+// nothing more than without this package.
 package tracing

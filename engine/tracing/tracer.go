@@ -12,6 +12,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/internal/otelenv"
 )
 
 // scopeName is the instrumentation scope of every span.
@@ -33,9 +34,9 @@ type Tracer struct {
 	done     chan struct{}
 }
 
-// New returns a tracer exporting over OTLP as s says. version is the
+// New returns a tracer exporting over OTLP as s (otelenv.Configure) says. version is the
 // build's, for the service.version resource attribute.
-func New(ctx context.Context, s Settings, version string, log *slog.Logger) (*Tracer, error) {
+func New(ctx context.Context, s otelenv.Settings, version string, log *slog.Logger) (*Tracer, error) {
 	if !s.Enabled {
 		return nil, errors.New("tracing: not enabled")
 	}
