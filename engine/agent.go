@@ -24,6 +24,8 @@ type agentCall struct {
 	release context.CancelFunc
 	// dir is where the agent works: the project, or the call's worktree.
 	dir string
+	// queued is when the call was handed to the scheduler.
+	queued time.Time
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
@@ -36,6 +38,7 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 		return
 	}
 	c := &agentCall{Call: pc, run: r, done: done}
+	r.enterPhase(sc, opts.Phase)
 	if p := pc.Prior; p != nil {
 		if w, ok := p.Kept.(*Worktree); ok {
 			r.noteReplayedWorktree(sc, c.Path, opts.Label, w)
@@ -48,6 +51,7 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 	}
 	c.ctx, c.release = r.callContext(ctx)
 	r.calls.Add(1)
+	c.queued = time.Now()
 	if !r.sched.submit(c) {
 		c.release()
 		r.calls.Done()
@@ -96,7 +100,8 @@ func (c *agentCall) runLive() {
 		r.append(rec)
 	}
 	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Executor: c.Executor,
-		Worktree: rec.Worktree}.withPrompt(c.Prompt))
+		Worktree: rec.Worktree, Model: c.Model, Effort: c.Effort, Permissions: string(c.Permissions),
+		QueuedMs: started.Sub(c.queued).Milliseconds()}.withPrompt(c.Prompt))
 
 	out := c.RunLive(ctx, launcher{c})
 	r.running.Add(-1)
@@ -135,7 +140,8 @@ func (c *agentCall) runLive() {
 		r.policy.Counts.Live.Add(1)
 		r.settled.note(c, out.Value, out.Usage, nil)
 		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Executor: c.Executor,
-			Usage: &out.Usage, Worktree: wt}.withResult(out.Value))
+			Usage: &out.Usage, Worktree: wt, Attempt: out.Attempts, Model: out.Result.Model, Provider: out.Result.Provider,
+			DurationMs: done.Answer.DurMs}.withResult(out.Value))
 		c.settle(out.Value, nil)
 	})
 }
@@ -162,7 +168,8 @@ func (c *agentCall) fail(out callpolicy.Outcome, started time.Time, wt *Worktree
 	r.policy.Counts.Failed.Add(1)
 	r.settled.note(c, nil, out.Usage, out.Err)
 	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Error: info.Message,
-		Class: info.Class, Worktree: wt})
+		Class: info.Class, Worktree: wt, Executor: c.Executor, Usage: &out.Usage, Attempt: out.Attempts,
+		DurationMs: time.Since(started).Milliseconds()})
 	c.settle(c.ForScript(out))
 }
 
@@ -180,7 +187,7 @@ func (l launcher) Launch(ctx context.Context, a callpolicy.Attempt) callpolicy.A
 	req := executors.Request{
 		RunID: r.id, Path: c.Path, Prompt: a.Prompt, Model: c.Model, Effort: c.Effort,
 		AgentType: c.Opts.AgentType, Isolation: c.Opts.Isolation, Permissions: c.Permissions, Schema: c.Opts.Schema,
-		Dir: c.dir, Attempt: a.N,
+		Dir: c.dir, Attempt: a.N, Env: r.callEnv(c.Path),
 	}
 	observe := func(p executors.Progress) {
 		r.rt.bus.Publish(r.id, EventCallProgress, ProgressPayload{Path: c.Path, Progress: p})

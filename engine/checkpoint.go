@@ -29,7 +29,8 @@ func (r *Run) startCheckpoint(ctx context.Context, sc *scope, req lang.Checkpoin
 		return
 	}
 	if prior != nil {
-		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: prior.Result, Source: "journal"})
+		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: prior.Result, Source: "journal",
+			Phase: sc.Phase()})
 		done(prior.Result, nil)
 		return
 	}
@@ -39,6 +40,7 @@ func (r *Run) startCheckpoint(ctx context.Context, sc *scope, req lang.Checkpoin
 	r.append(&record{Type: recStarted, Path: path, Kind: "checkpoint", Fingerprint: fp, Call: call})
 	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
+	asked := time.Now()
 	go func() {
 		defer r.calls.Done()
 		defer release()
@@ -48,14 +50,15 @@ func (r *Run) startCheckpoint(ctx context.Context, sc *scope, req lang.Checkpoin
 			return
 		}
 		rec := &record{Type: recFinished, Path: path, Kind: "checkpoint", Fingerprint: fp, Result: answer,
-			Call: call, Answer: &answerInfo{Source: source}}
+			Call: call, Answer: &answerInfo{Source: source, DurMs: time.Since(asked).Milliseconds()}}
 		// Journaled whatever becomes of ctx: a human gave this answer.
 		if err := r.appendSync(context.Background(), rec); err != nil {
 			r.fail(fmt.Errorf("journal checkpoint %s: %w", path, err))
 			done(nil, err)
 			return
 		}
-		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: answer, Source: source})
+		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: answer, Source: source,
+			Phase: sc.Phase(), WaitedMs: time.Since(asked).Milliseconds()})
 		done(answer, nil)
 	}()
 }

@@ -177,6 +177,10 @@ type StartedPayload struct {
 	Epoch   int    `json:"epoch,omitempty"`
 	OldHash string `json:"oldHash,omitempty"`
 	NewHash string `json:"newHash,omitempty"`
+	// Trace is the execution's trace when tracing is on, and Links the
+	// traces of the earlier executions that were traced, oldest first.
+	Trace *TraceContext  `json:"trace,omitempty"`
+	Links []TraceContext `json:"links,omitempty"`
 }
 
 // StatusPayload comes with run.status: how an execution ended, and how
@@ -221,6 +225,18 @@ type CallPayload struct {
 	// Worktree is an isolated call's worktree: where it runs (call.started)
 	// and what became of it (call.finished, call.failed).
 	Worktree *Worktree `json:"worktree,omitempty"`
+	// Model, Effort and Permissions are what the call runs with
+	// (call.started); on call.finished, Model is the model that answered
+	// and Provider its provider, when the executor says.
+	Model       string `json:"model,omitempty"`
+	Effort      string `json:"effort,omitempty"`
+	Permissions string `json:"permissions,omitempty"`
+	Provider    string `json:"provider,omitempty"`
+	// QueuedMs is how long the call waited for a free worker
+	// (call.started); DurationMs how long it ran, retries included
+	// (call.finished, call.failed).
+	QueuedMs   int64 `json:"queuedMs,omitempty"`
+	DurationMs int64 `json:"durationMs,omitempty"`
 }
 
 // eventTextMax bounds the prompt and the result one event carries: the
@@ -277,6 +293,10 @@ type CheckpointPayload struct {
 	Prompt string          `json:"prompt"`
 	Answer json.RawMessage `json:"answer"`
 	Source string          `json:"source"`
+	// Phase is the phase the checkpoint was asked in, and WaitedMs how
+	// long it waited for its answer (none when replayed).
+	Phase    string `json:"phase,omitempty"`
+	WaitedMs int64  `json:"waitedMs,omitempty"`
 }
 
 // PhasePayload comes with phase.

@@ -78,6 +78,9 @@ type CallDetail struct {
 	History     []executors.HistoryItem `json:"history,omitempty"`
 	StartedAt   time.Time               `json:"startedAt,omitzero"`
 	EndedAt     time.Time               `json:"endedAt,omitzero"`
+	// Retries are the attempts of the call's latest execution that failed
+	// and were tried again, when and why: a timeline marks them.
+	Retries []RetryMark `json:"retries,omitempty"`
 	// Seq is the journal sequence of the record that began the call (its
 	// start, or its answer when it has none): the order calls and log
 	// lines happened in, finer than their millisecond times.
@@ -87,6 +90,14 @@ type CallDetail struct {
 	errorClass, errorCode string
 	// Worktree is the worktree of an isolated call's latest execution.
 	Worktree *Worktree `json:"worktree,omitempty"`
+}
+
+// RetryMark is one retry of a call.
+type RetryMark struct {
+	At time.Time `json:"at"`
+	// Class is "transient" (retried after a backoff) or "schema" (asked
+	// again for an answer that fits the schema).
+	Class string `json:"class,omitempty"`
 }
 
 // LogLine is one log() line or phase change.
@@ -106,6 +117,8 @@ type Execution struct {
 	NewHash   string    `json:"newHash"`
 	StartedAt time.Time `json:"startedAt"`
 	End       *endInfo  `json:"end,omitempty"`
+	// Trace is the execution's OpenTelemetry trace, when it was traced.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 // Inspect folds a run's journal into its full detail. It reads only; a
@@ -209,7 +222,7 @@ func foldJournal(path string) (*fold, error) {
 			f.sawRun = true
 			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText, Phases: h.Phases}
 			d.Args, d.Options, d.Executors = h.Args, h.Options, h.Executors
-			d.Executions = append(d.Executions, Execution{Epoch: 0, Rule: "fresh", NewHash: h.ScriptHash, StartedAt: at})
+			d.Executions = append(d.Executions, Execution{Epoch: 0, Rule: "fresh", NewHash: h.ScriptHash, StartedAt: at, Trace: h.Trace})
 		case recResume:
 			h := r.Resume
 			if h == nil {
@@ -221,7 +234,8 @@ func foldJournal(path string) (*fold, error) {
 			}
 			d.Args, d.Options = h.Args, h.Options
 			d.Executors = mergeDefinitions(d.Executors, h.Executors)
-			d.Executions = append(d.Executions, Execution{Epoch: r.Epoch, Rule: h.Rule, OldHash: h.OldHash, NewHash: h.NewHash, StartedAt: at})
+			d.Executions = append(d.Executions, Execution{Epoch: r.Epoch, Rule: h.Rule, OldHash: h.OldHash, NewHash: h.NewHash, StartedAt: at,
+				Trace: h.Trace})
 		case recScript:
 			s := r.Script
 			if s == nil {
@@ -242,6 +256,14 @@ func foldJournal(path string) (*fold, error) {
 				c.Effort, c.Permissions = r.Call.Effort, r.Call.Permissions
 			}
 			c.Worktree = r.Worktree
+		case recRetry:
+			c := call(r.Path)
+			m := RetryMark{At: at}
+			if r.Error != nil {
+				m.Class = r.Error.Class
+			}
+			c.Retries = append(c.Retries, m)
+			f.retried[r.Epoch]++
 		case recWorktree:
 			c := call(r.Path)
 			if c.Kind == "" {
@@ -279,8 +301,6 @@ func foldJournal(path string) (*fold, error) {
 					c.Model = a.Model
 				}
 			}
-		case recRetry:
-			f.retried[r.Epoch]++
 		case recLog:
 			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
 		case recPhase:

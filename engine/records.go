@@ -68,6 +68,8 @@ type runHeader struct {
 	Cwd         string          `json:"cwd"`
 	// Executors are the definitions of the executors the run could use.
 	Executors []executors.Definition `json:"executors,omitempty"`
+	// Trace is the first execution's trace, when it was traced.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 type resumeHeader struct {
@@ -83,6 +85,8 @@ type resumeHeader struct {
 	// Executors are the definitions of the executors this execution could
 	// use: those of the run record, and any configured since.
 	Executors []executors.Definition `json:"executors,omitempty"`
+	// Trace is this execution's trace, when it was traced.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 type scriptRecord struct {

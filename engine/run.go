@@ -47,6 +47,8 @@ type Run struct {
 	args   json.RawMessage
 	header runHeader
 	epoch  int
+	// trace is this execution's trace, nil when tracing is off.
+	trace  *TraceContext
 	main   *frame
 	// policy decides what each call of this execution does (identity,
 	// replay, caps, budget, retries): the rules both backends share.
@@ -94,6 +96,9 @@ type Run struct {
 	warnings []string
 	// settled lists the calls of this execution for the Node runtime.
 	settled nodeAgents
+	// phasesBegun are the phases this execution began, by phase() or by
+	// the first agent() call naming one.
+	phasesBegun map[string]bool
 }
 
 // Files lists every file the execution depends on: the script, what it
@@ -240,13 +245,19 @@ func (r *Run) Progress() Progress {
 func (r *Run) statsLocked() store.Stats {
 	n := &r.policy.Counts
 	replayed, live, failed := int(n.Replayed.Load()), int(n.Live.Load()), int(n.Failed.Load())
+	running, queued := int(r.running.Load()), 0
+	if r.status == StatusRunning {
+		made := int(min(r.policy.Agents(), int64(r.opts.MaxAgents)))
+		queued = max(0, made-replayed-live-failed-running)
+	}
 	return store.Stats{
 		Agents:            replayed + live + failed,
 		Replayed:          replayed,
 		Live:              live,
 		Failed:            failed,
 		Retried:           int(n.Retried.Load()),
-		Running:           int(r.running.Load()),
+		Running:           running,
+		Queued:            queued,
 		InputTokens:       r.usage.InputTokens,
 		CachedInputTokens: r.usage.CachedInputTokens,
 		OutputTokens:      r.usage.OutputTokens,
@@ -522,9 +533,30 @@ func (r *Run) snapshot(settled bool) (*store.Snapshot, error) {
 func (r *Run) setPhase(sc *scope, title string) {
 	r.mu.Lock()
 	r.phase = title
+	if r.phasesBegun == nil {
+		r.phasesBegun = map[string]bool{}
+	}
+	r.phasesBegun[title] = true
 	r.mu.Unlock()
 	r.append(&record{Type: recPhase, Path: sc.Prefix(), Message: title})
 	r.rt.bus.Publish(r.id, EventPhase, PhasePayload{Scope: sc.Path(), Title: title})
+}
+
+// enterPhase begins the phase an agent() call names in its options, the
+// first time one does in this execution, as phase() would: the run's
+// current phase, a journaled phase line and a phase event. A script that
+// names its phases only in agent() (as the Node runtime's README does)
+// shows them like one that calls phase().
+func (r *Run) enterPhase(sc *scope, title string) {
+	if title == "" {
+		return
+	}
+	r.mu.Lock()
+	begun := r.phasesBegun[title]
+	r.mu.Unlock()
+	if !begun {
+		r.setPhase(sc, title)
+	}
 }
 
 func (r *Run) logLine(sc *scope, level, msg string) {

@@ -43,6 +43,13 @@ type Config struct {
 	// line of the first execution only. It returns nil for a definition it
 	// cannot rebuild; nil Restore rebuilds none.
 	Restore func(executors.Definition) (executors.Executor, error)
+	// Tracing gives every execution a W3C trace (see TraceContext),
+	// journaled and announced in run.started and run.resumed, and every
+	// agent process the TRACEPARENT of its call. Off, nothing is added.
+	Tracing bool
+	// ObserveFsync, if set, is told how long each journal fdatasync took
+	// (the server's metrics). It must not block.
+	ObserveFsync func(time.Duration)
 }
 
 // Runtime owns the runs of one project in this process.
@@ -142,23 +149,27 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		ScriptPath: req.Script.Path(), ScriptHash: req.Script.Hash(), ScriptText: string(req.Script.Text()),
 		Args: args, Options: req.Options, Cwd: rt.cfg.Cwd, Executors: rt.cfg.Executors.Definitions(),
 	}
+	if rt.cfg.Tracing {
+		header.Trace = newTraceContext()
+	}
 	// The run record is durable before anything else of the run exists
 	// but its lock: a run killed at any moment either has a journal that
 	// starts with it, and resumes, or has no journal and never appears.
 	first := appendRecord(nil, &record{Seq: 1, Type: recRun, Time: now.UnixMilli(), Run: &header})
-	jw, err := journal.Create(paths.Journal, first, journal.Options{Fence: lease.Check})
+	jw, err := journal.Create(paths.Journal, first, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		lease.Release()
 		return nil, fmt.Errorf("start run: %w", err)
 	}
 	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, callpolicy.RuleFresh, nil, rt.cfg.Executors, jw, lease, now, now)
 	r.seq.Store(1)
+	r.trace = header.Trace
 	if err := r.writeSnapshot(); err != nil {
 		err = fmt.Errorf("start run: %w", err)
 		rt.abandon(r, err)
 		return nil, err
 	}
-	rt.bus.Publish(id, EventRunStarted, StartedPayload{Name: meta.Name, Script: req.Script.Path()})
+	rt.bus.Publish(id, EventRunStarted, StartedPayload{Name: meta.Name, Script: req.Script.Path(), Trace: header.Trace})
 	go r.execute()
 	return r, nil
 }
@@ -307,7 +318,7 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	if script.Hash() != h.scriptHash || !bytes.Equal(args, h.args) {
 		rule = callpolicy.RuleEdit
 	}
-	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
+	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		return nil, err
 	}
@@ -330,6 +341,10 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	r.branchNotes = rt.checkKeptBranches(id, keptWorktrees(h.ledger))
 	resume := &resumeHeader{Rule: rule, OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts,
 		Executors: set.Definitions()}
+	if rt.cfg.Tracing {
+		resume.Trace = newTraceContext()
+		r.trace = resume.Trace
+	}
 	if script.Hash() != h.scriptHash {
 		resume.ScriptPath, resume.ScriptText = script.Path(), string(script.Text())
 	}
@@ -342,7 +357,7 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		return nil, err
 	}
 	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: rule, Epoch: r.epoch,
-		OldHash: h.scriptHash, NewHash: script.Hash()})
+		OldHash: h.scriptHash, NewHash: script.Hash(), Trace: resume.Trace, Links: h.traces})
 	go r.execute()
 	return r, nil
 }
@@ -420,7 +435,7 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 		prior = &snap.Summary
 	}
 	before := f.summary(id, prior)
-	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
+	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		return err
 	}

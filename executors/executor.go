@@ -41,6 +41,9 @@ type Request struct {
 	Dir string
 	// Attempt counts from 1 across retries and schema repairs.
 	Attempt int
+	// Env is added to the environment of the agent's process, for an
+	// executor that starts one: TRACEPARENT, when the run is traced.
+	Env []string
 }
 
 // Usage is normalized token usage. InputTokens includes CachedInputTokens.

@@ -31,5 +31,6 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/api/runs/:id/stop", s.stopRun},
 		{http.MethodGet, "/api/checkpoints", s.listCheckpoints},
 		{http.MethodPost, "/api/checkpoints/:id/respond", s.respondCheckpoint},
+		{http.MethodGet, metricsPath, s.serveMetrics},
 	}
 }

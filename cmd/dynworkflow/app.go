@@ -45,6 +45,11 @@ type app struct {
 	// are not allowed, so each is printed once.
 	warned map[string]bool
 
+	// trace is --trace; tracing exports the runs of this process's
+	// runtime when tracing is on (tracing.go, tracing_lean.go).
+	trace   bool
+	tracing tracingState
+
 	// handedOver is the build without Temporal that started this process
 	// in its place to run a Temporal command (companion.go); empty when
 	// the user started it.
@@ -169,5 +174,18 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 		EventRing: localEventRing,
 	}
 	configure(&cfg)
-	return engine.New(cfg)
+	var follow func(*engine.Bus)
+	if strict {
+		if follow, err = a.setUpTracing(&cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	rt, err := engine.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if follow != nil {
+		follow(rt.Events())
+	}
+	return rt, nil
 }

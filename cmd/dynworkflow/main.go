@@ -53,6 +53,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// Only this process was handed the command: what it starts (agents
 	// that run dynworkflow, say) must not think so too.
 	_ = os.Unsetenv(handedOverEnv)
+	defer app.stopTracing()
 	root := app.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -91,11 +92,11 @@ edited resumes without paying for finished calls again.`,
 		},
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if a.jsBusyLimit <= 0 {
 			return usageErrorf("--js-busy-limit must be a positive duration, such as 30s or 5m, not %s", a.jsBusyLimit)
 		}
-		return nil
+		return a.handOverForTracing(cmd)
 	}
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version and the revision it was built from")
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "project directory (default: the current directory)")
@@ -103,6 +104,8 @@ edited resumes without paying for finished calls again.`,
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	root.PersistentFlags().DurationVar(&a.jsBusyLimit, "js-busy-limit", jsvm.DefaultBusyLimit,
 		"stop a JavaScript workflow that computes this long without waiting for the engine (an endless loop)")
+	root.PersistentFlags().BoolVar(&a.trace, "trace", false,
+		"export every run execution as an OpenTelemetry trace over OTLP, configured by the OTEL_* variables (also on with OTEL_TRACES_EXPORTER=otlp)")
 	root.PersistentFlags().StringArrayVar(&a.commandExecutors, "command-executor", nil,
 		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt_file} {prompt} {model} {effort} {schema} {schema_file} {dir} {permissions}; without {prompt} or {prompt_file} the prompt goes to stdin ({prompt} is readable by every local user: prefer the others)")
 	root.AddCommand(

@@ -395,6 +395,9 @@ func (v *progressView) regionLocked() []line {
 		counts = append(counts, seg{fmt.Sprintf(" (%d replayed)", s.Replayed), styleDim})
 	}
 	counts = append(counts, seg{fmt.Sprintf(" · %d running", s.Running), styleNone})
+	if q := known - done - s.Failed - s.Running; q > 0 {
+		counts = append(counts, seg{fmt.Sprintf(" · %d queued", q), styleDim})
+	}
 	if s.Failed > 0 {
 		counts = append(counts, seg{fmt.Sprintf(" · %d failed", s.Failed), styleRed})
 	}
@@ -471,6 +474,9 @@ func (v *progressView) plainLocked() {
 		fmt.Fprintf(&b, " · %s", escapeControls(p.Phase, true))
 	}
 	fmt.Fprintf(&b, " · %d/%d calls done · %d running", done, known, s.Running)
+	if q := known - done - s.Failed - s.Running; q > 0 {
+		fmt.Fprintf(&b, " · %d queued", q)
+	}
 	if s.Failed > 0 {
 		fmt.Fprintf(&b, " · %d failed", s.Failed)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/web"
+	"github.com/dynworkflow/dynworkflow/web/metrics"
 )
 
 // serveEventRing is the event ring of a server: large enough that an SSE
@@ -90,9 +91,11 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	checkpoints := web.NewCheckpoints()
+	counters := metrics.New()
 	rt, err := a.runtimeWith(sim, func(c *engine.Config) {
 		c.Responder = checkpoints
 		c.EventRing = serveEventRing
+		c.ObserveFsync = counters.ObserveFsync
 	})
 	if err != nil {
 		return err
@@ -130,7 +133,8 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), err)
 	}
-	srv, desc, err := a.publishServer(rt, ln, web.Config{Checkpoints: checkpoints, Defaults: opts, Elsewhere: elsewhere})
+	srv, desc, err := a.publishServer(rt, ln, web.Config{Checkpoints: checkpoints, Defaults: opts, Elsewhere: elsewhere,
+		Metrics: counters})
 	if err != nil {
 		ln.Close()
 		return err

@@ -243,6 +243,7 @@ follow:
 	if e2, err := c.Refresh(ctx, e); err == nil {
 		_ = ix.Put(e2)
 	}
+	a.traceDetail(ctx, func(ctx context.Context) (*engine.Detail, error) { return c.Detail(ctx, e.RunID) })
 	out := outcomeOfState(st)
 	a.printOutcome(out)
 	return exitFor(out.Status)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -43,11 +44,11 @@ func (b *Base) Run(ctx context.Context, req executors.Request, call Call, p Pars
 		return executors.Result{}, err
 	}
 	env := b.environ()
-	if len(call.Env) > 0 {
+	if extra := append(slices.Clip(call.Env), req.Env...); len(extra) > 0 {
 		if env == nil {
 			env = os.Environ()
 		}
-		env = append(env, call.Env...)
+		env = append(env, extra...)
 	}
 	spec := proc.Spec{
 		Path: path, Args: append(append([]string(nil), b.Args...), call.Args...), Dir: call.Dir, Env: env,

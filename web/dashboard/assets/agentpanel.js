@@ -9,7 +9,7 @@ import { callDuration } from "./model.js";
 
 const known = new Set([
   "path", "kind", "status", "epoch", "label", "phase", "prompt", "executor", "model", "result", "usage", "error",
-  "source", "provider", "attempts", "durMs", "history", "startedAt", "endedAt",
+  "source", "provider", "attempts", "durMs", "history", "startedAt", "endedAt", "retries",
   // the page's own
   "liveHistory", "retryError", "resultPreview", "promptPreview",
 ]);
@@ -37,6 +37,8 @@ export function agentPanel(c, { onClose }) {
   add("Provider", c.provider);
   add("Replayed", c.source === "journal" ? "yes: the answer came from the journal" : c.source === "live" ? "no: ran live" : undefined);
   add("Attempts", c.attempts ? String(c.attempts) : undefined);
+  const retries = c.retries || [];
+  add("Retries", retries.length ? retries.map((r) => time(r.at) + (r.class ? " (" + r.class + ")" : "")).join(", ") : undefined);
   add("Epoch", c.epoch !== undefined ? String(c.epoch) : undefined);
   add("Started", time(c.startedAt));
   add("Ended", time(c.endedAt));
