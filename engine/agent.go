@@ -37,6 +37,11 @@ type agentCall struct {
 	release context.CancelFunc
 	// dir is where the agent works: the project, or the call's worktree.
 	dir string
+	// batch is the fan-out the call was made in, if any (see lang.Batch),
+	// and waited says the call found the concurrency cap reached: it
+	// waited for a slot, and a cancelled batch ends it before it starts.
+	batch  *lang.Batch
+	waited bool
 }
 
 // resolve fixes what the call runs with. The precedence, highest first: the
@@ -90,7 +95,7 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 		done(nil, BadSchemaError(err))
 		return
 	}
-	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
+	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done, batch: lang.BatchOf(ctx)}
 	c.resolve()
 	c.phase = opts.Phase
 	if c.phase == "" {
@@ -135,6 +140,12 @@ func (c *agentCall) runLive() {
 	ctx := c.ctx
 	if err := ctx.Err(); err != nil {
 		c.settle(nil, context.Cause(ctx))
+		return
+	}
+	// A sibling met the agent cap while this call waited for a slot. (A
+	// call that found a slot is under way, as in the Node runtime.)
+	if err := c.batch.Err(); err != nil && c.waited {
+		c.settle(nil, err)
 		return
 	}
 	if err := c.checkBudget(); err != nil {

@@ -60,3 +60,40 @@ func (e *Error) ErrorCode() string { return e.Code }
 func newError(code string, sentinel error, msg string) *Error {
 	return &Error{Code: code, Message: msg, Err: sentinel}
 }
+
+// Recoverable reports whether a parallel() branch or a pipeline() item
+// that ends with e becomes null (true), or whether e ends the whole
+// fan-out, which throws it on (false; see lang.NonRecoverable). The Node
+// runtime decides the same by the recoverable flag of its WorkflowError,
+// and each of our errors has its counterpart there, none recoverable: the
+// agent cap (agentLimitError), the token budget, a provider's usage limit
+// (src/workflow.ts, src/errors.ts), an answer that never satisfied its
+// schema (src/agent.ts resolveStructuredOutput), a required call that
+// failed (requiredFailure in agent()), a nested workflow() or a bad
+// schema (SCRIPT_VALIDATION_ERROR), a checkpoint nobody could answer
+// (WORKFLOW_ABORTED), an executor that cannot serve; and our own limit on
+// items and isolation that cannot be had are limits of the run alike. A
+// null in their place would hide them. What a script throws itself (a
+// ReferenceError, fail()) is not an Error of ours, and an agent that fails
+// for good gives null without one, as there.
+func (e *Error) Recoverable() bool {
+	switch e.Code {
+	case CodeAgentLimit, CodeBudget, CodeItemLimit, CodeUsageLimit, CodeExecutorUnavailable, CodeIsolationUnavailable,
+		CodeSchema, CodeScriptInvalid, CodeAborted:
+		return false
+	case CodeAgentFailed, CodeAgentTimeout:
+		// Thrown only for a required call, which the Node runtime makes
+		// non-recoverable (requiredFailure in its agent()).
+		return !errors.Is(e.Err, ErrRequiredFailed)
+	}
+	return true
+}
+
+// CancelsQueued reports whether e, ending a branch of a fan-out, also ends
+// the calls of that fan-out still waiting for a concurrency slot, before
+// they start. Only the agent cap does, as in the Node runtime, whose
+// parallel() and pipeline() cancel their own batch on
+// AGENT_LIMIT_EXCEEDED alone: the token budget is checked as each call
+// starts anyway, and the other errors say nothing of the calls queued
+// beside them.
+func (e *Error) CancelsQueued() bool { return e.Code == CodeAgentLimit }

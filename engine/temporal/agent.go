@@ -27,6 +27,11 @@ type agentCall struct {
 	input AgentInput
 	opts  lang.AgentOptions
 	done  lang.Done
+	// batch is the fan-out the call was made in, if any (see lang.Batch),
+	// and waited says the call found the concurrency cap reached: it
+	// waited for a slot, and a cancelled batch ends it before it starts.
+	batch  *lang.Batch
+	waited bool
 }
 
 // errIsolationOnTemporal is the error of an agent() call that asks for a
@@ -38,7 +43,7 @@ var errIsolationOnTemporal = errors.New("agent(): isolation: 'worktree' is not a
 // coroutine), answers it from an earlier execution when it finished there,
 // and otherwise queues it for a concurrency slot. The checks and their
 // order are the local engine's (engine/agent.go).
-func (x *execution) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+func (x *execution) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOptions, batch *lang.Batch, done lang.Done) {
 	for _, k := range opts.Ignored {
 		if !x.ignored[k] {
 			x.ignored[k] = true
@@ -104,12 +109,13 @@ func (x *execution) startAgent(f *frame, sc *scope, prompt string, opts lang.Age
 	if opts.TimeoutMs != nil {
 		timeoutMs = *opts.TimeoutMs
 	}
-	c := &agentCall{path: path, opts: opts, done: done, input: AgentInput{
+	c := &agentCall{path: path, opts: opts, done: done, batch: batch, input: AgentInput{
 		RunID: x.in.RunID, Path: path, Fingerprint: fp, Prompt: prompt, Label: opts.Label, Phase: phase,
 		Executor: executor, Model: resolved.Model, Effort: opts.Effort, Permissions: executors.Permissions(resolved.Permissions),
 		AgentType: opts.AgentType, Isolation: opts.Isolation,
 		Schema: opts.Schema, Cwd: x.in.Cwd, SchemaAttempts: x.in.Options.SchemaAttempts, TimeoutMs: timeoutMs,
 	}}
+	c.waited = x.active >= x.in.Options.Concurrency
 	x.queue = append(x.queue, c)
 	x.pump()
 }
@@ -137,6 +143,12 @@ func (x *execution) pump() {
 func (x *execution) runLive(wc workflow.Context, c *agentCall) {
 	if x.goctx.Err() != nil {
 		c.done(nil, x.stopped())
+		return
+	}
+	// A sibling met the agent cap while this call waited for a slot. (A
+	// call that found a slot is under way, as in the Node runtime.)
+	if err := c.batch.Err(); err != nil && c.waited {
+		c.done(nil, err)
 		return
 	}
 	if err := x.checkBudget(); err != nil {
