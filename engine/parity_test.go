@@ -484,7 +484,7 @@ func runTwinOnEngine(t *testing.T, name, text string, maxAgents int) twinOnEngin
 // with AGENT_LIMIT_EXCEEDED; when the failure comes is up to the Go
 // scheduler, so what they start after that call is not compared.
 func TestTwinsOnTheEngine(t *testing.T) {
-	nestings := 40
+	nestings := 25
 	if testing.Short() {
 		nestings = 10
 	}

@@ -24,7 +24,8 @@ import (
 // calls fn(item, index) for every item (fn(item) when fn takes one
 // parameter), which cannot fall into the late binding of a lambda built in
 // a loop. Results come back in input order once all branches are done; a
-// branch that fails gives None and is reported to the engine.
+// branch that fails gives None and is reported to the engine, unless it
+// fails with an error that ends the fan-out (see fanOut).
 func (r *run) parallel(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	scope, err := scopeOf(th, b.Name())
 	if err != nil {
@@ -96,7 +97,8 @@ func (r *run) parallel(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 // the other items are doing. A stage is called as stage(prev, item, index),
 // or with as many of those as it takes, where prev is the item itself for
 // the first stage. A stage that fails makes its item None and skips the
-// item's remaining stages.
+// item's remaining stages, unless it fails with an error that ends the
+// fan-out (see fanOut).
 func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	scope, err := scopeOf(th, b.Name())
 	if err != nil {
@@ -195,19 +197,19 @@ func (r *run) fanOut(th *starlark.Thread, scopes []lang.Scope, body func(ctx con
 			v, err := body(ctx, i)
 			if err != nil {
 				v = starlark.None
+				le := r.scriptError(err)
+				if le.Line == 0 {
+					locate(le, here)
+				}
 				switch fatal := lang.NonRecoverable(err); {
 				case r.ctx.Err() != nil || r.ended.Load():
 				case fatal != nil:
 					if lang.CancelsQueued(fatal) {
 						batch.Cancel(fatal)
 					}
-					le := r.scriptError(err)
-					if le.Line == 0 {
-						locate(le, here)
-					}
 					settle(le)
 				default:
-					r.env.BranchFailed(scopes[i], r.scriptError(err))
+					r.env.BranchFailed(scopes[i], le)
 				}
 			}
 			results[i] = v
