@@ -26,6 +26,11 @@ type agentCall struct {
 	dir string
 	// queued is when the call was handed to the scheduler.
 	queued time.Time
+	// batch is the fan-out the call was made in, if any (see lang.Batch),
+	// and waited says the call found the concurrency cap reached: it
+	// waited for a slot, and a cancelled batch ends it before it starts.
+	batch  *lang.Batch
+	waited bool
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
@@ -37,7 +42,7 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 		done(nil, err)
 		return
 	}
-	c := &agentCall{Call: pc, run: r, done: done}
+	c := &agentCall{Call: pc, run: r, done: done, batch: lang.BatchOf(ctx)}
 	r.enterPhase(sc, opts.Phase)
 	if p := pc.Prior; p != nil {
 		if w, ok := p.Kept.(*Worktree); ok {
@@ -65,6 +70,12 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 func (c *agentCall) runLive() {
 	r := c.run
 	ctx := c.ctx
+	// A sibling met the agent cap while this call waited for a slot. (A
+	// call that found a slot is under way, as in the Node runtime.)
+	if err := c.batch.Err(); err != nil && c.waited {
+		c.settle(nil, err)
+		return
+	}
 	if err := c.Begin(ctx); err != nil {
 		c.settle(nil, err)
 		return

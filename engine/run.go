@@ -48,8 +48,8 @@ type Run struct {
 	header runHeader
 	epoch  int
 	// trace is this execution's trace, nil when tracing is off.
-	trace  *TraceContext
-	main   *frame
+	trace *TraceContext
+	main  *frame
 	// policy decides what each call of this execution does (identity,
 	// replay, caps, budget, retries): the rules both backends share.
 	policy *callpolicy.Execution
@@ -335,9 +335,10 @@ func (r *Run) execute() {
 // callContext is what a call the script starts runs under: the run's
 // context, also cancelled when the host's own context for the call is (a
 // host may abandon a call before the run ends). Both hosts pass the run's
-// own context, which costs nothing extra.
+// own context, or one made from it that adds only values (a fan-out's
+// lang.Batch), which costs nothing extra.
 func (r *Run) callContext(host context.Context) (context.Context, context.CancelFunc) {
-	if host == r.ctx || host.Done() == nil {
+	if host.Done() == r.ctx.Done() || host.Done() == nil {
 		return r.ctx, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(r.ctx)

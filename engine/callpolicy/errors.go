@@ -49,6 +49,9 @@ const (
 	// CodeInfrastructure is ours too: a fault of the runtime's own, never
 	// the agent's.
 	CodeInfrastructure = "INFRASTRUCTURE_FAULT"
+	// CodeIsolationUnavailable is ours: a call asked for a worktree that
+	// cannot be had (no git, no repository, no commit).
+	CodeIsolationUnavailable = "ISOLATION_UNAVAILABLE"
 )
 
 // Error is an engine error a script can see, with a stable code.
@@ -65,6 +68,44 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // ErrorCode is the stable code scripts see as error.code.
 func (e *Error) ErrorCode() string { return e.Code }
+
+// Recoverable reports whether a parallel() branch or a pipeline() item
+// that ends with e becomes null (true), or whether e ends the whole
+// fan-out, which throws it on (false; see lang.NonRecoverable). The Node
+// runtime decides the same by the recoverable flag of its WorkflowError,
+// and each of our errors has its counterpart there, none recoverable: the
+// agent cap (agentLimitError), the token budget, a provider's usage limit
+// (src/workflow.ts, src/errors.ts), an answer that never satisfied its
+// schema (src/agent.ts resolveStructuredOutput), a required call that
+// failed (requiredFailure in agent()), a nested workflow() or a bad
+// schema (SCRIPT_VALIDATION_ERROR), a checkpoint nobody could answer
+// (WORKFLOW_ABORTED), an executor that cannot serve; and our own limit on
+// items, isolation that cannot be had and a fault of ours that did not
+// clear end the run alike (the last two pause it). A
+// null in their place would hide them. What a script throws itself (a
+// ReferenceError, fail()) is not an Error of ours, and an agent that fails
+// for good gives null without one, as there.
+func (e *Error) Recoverable() bool {
+	switch e.Code {
+	case CodeAgentLimit, CodeBudget, CodeItemLimit, CodeUsageLimit, CodeExecutorUnavailable, CodeIsolationUnavailable,
+		CodeInfrastructure, CodeSchema, CodeScriptInvalid, CodeAborted:
+		return false
+	case CodeAgentFailed, CodeAgentTimeout:
+		// Thrown only for a required call, which the Node runtime makes
+		// non-recoverable (requiredFailure in its agent()).
+		return !errors.Is(e.Err, ErrRequiredFailed)
+	}
+	return true
+}
+
+// CancelsQueued reports whether e, ending a branch of a fan-out, also ends
+// the calls of that fan-out still waiting for a concurrency slot, before
+// they start. Only the agent cap does, as in the Node runtime, whose
+// parallel() and pipeline() cancel their own batch on
+// AGENT_LIMIT_EXCEEDED alone: the token budget is checked as each call
+// starts anyway, and the other errors say nothing of the calls queued
+// beside them.
+func (e *Error) CancelsQueued() bool { return e.Code == CodeAgentLimit }
 
 func newError(code string, sentinel error, msg string) *Error {
 	return &Error{Code: code, Message: msg, Err: sentinel}

@@ -29,6 +29,11 @@ type agentCall struct {
 	// attempt number.
 	input AgentInput
 	done  lang.Done
+	// batch is the fan-out the call was made in, if any (see lang.Batch),
+	// and waited says the call found the concurrency cap reached: it
+	// waited for a slot, and a cancelled batch ends it before it starts.
+	batch  *lang.Batch
+	waited bool
 }
 
 // errIsolationOnTemporal is the error of an agent() call that asks for a
@@ -39,7 +44,7 @@ var errIsolationOnTemporal = errors.New("agent(): isolation: 'worktree' is not a
 // startAgent has the call policy fix the call (on the script's coroutine,
 // in program order), answers it from an earlier execution when the policy
 // says so, and otherwise queues it for a concurrency slot.
-func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions, batch *lang.Batch, done lang.Done) {
 	pc, err := x.policy.Agent(x.goctx, sc, prompt, opts)
 	if err != nil {
 		done(nil, err)
@@ -56,12 +61,13 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		done(nil, errIsolationOnTemporal)
 		return
 	}
-	c := &agentCall{Call: pc, done: done, input: AgentInput{
+	c := &agentCall{Call: pc, done: done, batch: batch, input: AgentInput{
 		RunID: x.in.RunID, Path: pc.Path, Fingerprint: pc.FP, Prompt: prompt, Label: opts.Label, Phase: pc.Phase,
 		Executor: pc.Executor, Model: pc.Model, Effort: pc.Effort, Permissions: pc.Permissions,
 		AgentType: opts.AgentType, Isolation: opts.Isolation, Schema: opts.Schema, Cwd: x.in.Cwd,
 		TimeoutMs: pc.Timeout.Milliseconds(),
 	}}
+	c.waited = x.active >= x.in.Options.Concurrency
 	x.queue = append(x.queue, c)
 	x.pump()
 }
@@ -87,6 +93,12 @@ func (x *execution) pump() {
 // any worker may take, so that a retry may land on another worker and
 // every attempt fits its activity's timeout.
 func (x *execution) runLive(wc workflow.Context, c *agentCall) {
+	// A sibling met the agent cap while this call waited for a slot. (A
+	// call that found a slot is under way, as in the Node runtime.)
+	if err := c.batch.Err(); err != nil && c.waited {
+		c.done(nil, err)
+		return
+	}
 	if err := c.Begin(x.goctx); err != nil {
 		c.done(nil, err)
 		return
