@@ -36,6 +36,9 @@ const (
 	EventLimit           = "limit"
 	EventCheckpoint      = "checkpoint.answered"
 	EventBranchFailed    = "branch.failed"
+	// EventRunSpend comes after every live call: what the run has spent,
+	// what its running calls are expected to cost, and its cap.
+	EventRunSpend        = "run.spend"
 	EventSubscriberReset = "reset"
 )
 
@@ -201,7 +204,11 @@ type CallPayload struct {
 	Label    string `json:"label,omitempty"`
 	Phase    string `json:"phase,omitempty"`
 	Executor string `json:"executor,omitempty"`
-	Prompt   string `json:"prompt,omitempty"`
+	// Model and Route are what a live call runs with (call.started): its
+	// resolved model, and the route that chose it, if one did.
+	Model  string `json:"model,omitempty"`
+	Route  string `json:"route,omitempty"`
+	Prompt string `json:"prompt,omitempty"`
 	// Result is the call's answer as JSON (a string for text), when it
 	// fits the bound; otherwise ResultPreview has the start of its text.
 	Result        json.RawMessage `json:"result,omitempty"`
@@ -263,6 +270,19 @@ func cutText(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// SpendPayload comes with run.spend.
+type SpendPayload struct {
+	// CostUSD is what every execution of the run has cost so far.
+	CostUSD float64 `json:"costUsd"`
+	// ExpectedUSD is what the calls running now are expected to cost
+	// (only under a cap, which is when it is estimated).
+	ExpectedUSD float64 `json:"expectedUsd,omitempty"`
+	// MaxCostUSD is the run's dollar cap; 0 for none.
+	MaxCostUSD   float64 `json:"maxCostUsd,omitempty"`
+	InputTokens  int64   `json:"inputTokens"`
+	OutputTokens int64   `json:"outputTokens"`
 }
 
 // ProgressPayload is live output of a running call.

@@ -59,7 +59,7 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 // project) or by saved name: .claude/workflows/ and .dynworkflow/workflows/
 // of the project, then the saved/ folders of the state.
 func (rt *Runtime) ResolveWorkflow(ref, dir string) (lang.Script, error) {
-	return ResolveWorkflow(rt.cfg.Hosts, rt.cfg.Cwd, rt.store.SavedDirs(), ref, dir)
+	return ResolveWorkflow(rt.cfg.Hosts, rt.cfg.Cwd, rt.savedDirs(), ref, dir)
 }
 
 // ResolveWorkflow finds a workflow as Runtime.ResolveWorkflow does, for the

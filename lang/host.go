@@ -23,6 +23,9 @@ type Meta struct {
 	Description string  `json:"description"`
 	WhenToUse   string  `json:"whenToUse,omitempty"`
 	Phases      []Phase `json:"phases,omitempty"`
+	// MaxCost is the script's own dollar cap (meta.maxCost), which a run
+	// that gives none (--max-cost) takes; 0 for none.
+	MaxCost float64 `json:"maxCost,omitempty"`
 }
 
 // Phase labels a progress group. Model is a display label only.

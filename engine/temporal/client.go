@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -82,6 +83,8 @@ type StartRequest struct {
 	// (callpolicy.ExecutorDefaults): calls resolve against it as in a
 	// local run (see RunInput.Defaults).
 	Defaults map[string]executors.Defaults
+	// Cost prices the calls (see RunInput.Cost).
+	Cost *cost.Model
 }
 
 // Start creates a run on Temporal and returns its first execution's input.
@@ -97,9 +100,12 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (RunInput, error) 
 		req.Heartbeat = DefaultHeartbeat
 	}
 	meta := req.Script.Meta()
+	if req.Options.MaxCostUSD == 0 && meta.MaxCost > 0 {
+		req.Options.MaxCostUSD = meta.MaxCost
+	}
 	in := RunInput{
 		RunID: store.NewRunID(meta.Name), Rule: callpolicy.RuleFresh, Script: req.Bundle, Args: args, Options: req.Options,
-		Cwd: req.Cwd, Human: req.Human, Heartbeat: req.Heartbeat, Defaults: req.Defaults,
+		Cwd: req.Cwd, Human: req.Human, Heartbeat: req.Heartbeat, Defaults: req.Defaults, Cost: req.Cost,
 		Name: meta.Name, Description: meta.Description, ScriptHash: req.Script.Hash(), CreatedAt: time.Now().UTC(),
 	}
 	return in, c.execute(ctx, in)
@@ -122,6 +128,8 @@ type ResumeRequest struct {
 	// Defaults, when not nil, is the executors' configuration now, as a
 	// local resume resolves calls against its current configuration.
 	Defaults map[string]executors.Defaults
+	// Cost, when not nil, prices the calls from now on.
+	Cost *cost.Model
 }
 
 // Resume starts a new execution of a run that has ended (paused, failed or
@@ -166,6 +174,9 @@ func (c *Client) Resume(ctx context.Context, runID string, req ResumeRequest) (R
 	}
 	if req.Defaults != nil {
 		in.Defaults = req.Defaults
+	}
+	if req.Cost != nil {
+		in.Cost = req.Cost
 	}
 	in.Rule = callpolicy.RuleCrash
 	if in.ScriptHash != last.input.ScriptHash || !bytes.Equal(in.Args, last.input.Args) {
