@@ -22,7 +22,7 @@ type ForkInfo struct {
 	Seq int64 `json:"seq"`
 	// Prompt and Answer are what the fork changed, if anything: the call
 	// runs again with Prompt, takes Answer, or runs again as it was.
-	Prompt *string          `json:"prompt,omitempty"`
+	Prompt *string         `json:"prompt,omitempty"`
 	Answer json.RawMessage `json:"answer,omitempty"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -39,7 +40,7 @@ type PlannedCheckpoint struct {
 type Plan struct {
 	Name   string `json:"name"`
 	Script string `json:"script"`
-	// Calls are the agent calls the walk made, in path order, each with
+	// Calls are the agent calls the walk made, in the order it made them, each with
 	// what it would run on (executor, model, effort, route) on the real
 	// run's executors and configuration.
 	Calls       []cost.PlannedCall  `json:"calls"`
@@ -116,6 +117,8 @@ func (rt *Runtime) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// In the order the script made them, which is the order a plan reads.
+	slices.SortStableFunc(d.Calls, func(a, b CallDetail) int { return cmp.Compare(a.Seq, b.Seq) })
 	for _, c := range d.Calls {
 		if c.Kind != "agent" {
 			continue

@@ -72,7 +72,7 @@ type Run struct {
 	// resume may replay changed since the call finished.
 	branchNotes map[string]string
 
-	running  atomic.Int64
+	running atomic.Int64
 	// controls holds the agent calls running now, by path, for the user
 	// to stop or restart one (control.go).
 	controls sync.Map

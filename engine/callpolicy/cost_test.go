@@ -177,7 +177,7 @@ func (c *control) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.Att
 	return res
 }
 func (*control) Wait(context.Context, time.Duration) error { return nil }
-func (c *control) Retrying(r callpolicy.Retry)           { c.retries = append(c.retries, r.Class) }
+func (c *control) Retrying(r callpolicy.Retry)             { c.retries = append(c.retries, r.Class) }
 
 func TestStopAndRestart(t *testing.T) {
 	limits := callpolicy.Limits{Executor: "sim", MaxAgents: 10, MaxItems: 10, AgentRetries: 0, SchemaAttempts: 1}

@@ -148,9 +148,9 @@ type Group struct {
 	Model        string `json:"model,omitempty"`
 	ModelAssumed bool   `json:"modelAssumed,omitempty"`
 	PricedAs     string `json:"pricedAs,omitempty"`
-	Effort   string `json:"effort,omitempty"`
-	Route    string `json:"route,omitempty"`
-	Calls    int    `json:"calls"`
+	Effort       string `json:"effort,omitempty"`
+	Route        string `json:"route,omitempty"`
+	Calls        int    `json:"calls"`
 	// PerCall is the mean usage one call is expected to have.
 	PerCall executors.Usage `json:"perCall"`
 	// Basis counts the calls by what their estimate is based on.

@@ -116,13 +116,13 @@ type execution struct {
 	// follows.
 	ended *store.Stats
 
-	queue       []*agentCall
-	active      int // agent calls holding a concurrency slot
+	queue  []*agentCall
+	active int // agent calls holding a concurrency slot
 	// capping is set once the dollar cap refused a call: the execution
 	// pauses when the calls running end.
 	capping bool
 	// controls holds the running calls' stop and restart (CallSignal).
-	controls map[string]*callControl
+	controls    map[string]*callControl
 	checkpoints []*Checkpoint
 	waiting     map[string]*waitingCheckpoint
 }
