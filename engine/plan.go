@@ -161,7 +161,11 @@ type standIn struct {
 func (s standIn) Name() string                 { return s.name }
 func (s standIn) Defaults() executors.Defaults { return s.defs }
 func (s standIn) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
-	return s.sim.Run(ctx, req, observe)
+	res, err := s.sim.Run(ctx, req, observe)
+	// The call is on record with the model it would run with, not the
+	// simulator's.
+	res.Model, res.Provider = req.Model, ""
+	return res, err
 }
 
 // assume answers a plan's checkpoints, and notes what it assumed.

@@ -175,6 +175,9 @@ type Outcome struct {
 	Executor         string `json:"executor"`
 	ExecutorSource   string `json:"executorSource,omitempty"`
 	SimulatedAnswers bool   `json:"simulatedAnswers,omitempty"`
+	// MaxCostUSD is the run's dollar cap (0: none); Stats.CostUSD is what
+	// it spent.
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 }
 
 // Wait blocks until the execution ends (or ctx is done) and returns how it
@@ -196,6 +199,7 @@ func (r *Run) Outcome() Outcome {
 		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
 		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), Warnings: slices.Clone(r.warnings),
 		Executor: r.opts.Executor, ExecutorSource: r.opts.ExecutorSource, SimulatedAnswers: r.opts.SimulatedByDefault(),
+		MaxCostUSD: r.opts.MaxCostUSD,
 	}
 	if o.Result == nil {
 		o.Result = json.RawMessage("null")

@@ -17,8 +17,10 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -39,13 +41,20 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 			fmt.Fprintf(a.stderr, "dynworkflow: --%s configures this process's executors; on Temporal the agents run on the workers: give it to `dynworkflow worker`\n", f)
 		}
 	}
-	rt, scriptArgs, err := a.localRuntime(cmd, of)
+	rt, scriptArgs, err := a.localRuntime(cmd, of, nil)
 	if err != nil {
 		return err
 	}
 	script, err := a.loadScript(rt, ref)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
+	}
+	if opts.ConfirmAboveUSD > 0 {
+		// Asked here, before anything starts on Temporal.
+		if err := a.confirmHere(cmd.Context(), rt, script, scriptArgs, opts); err != nil {
+			return err
+		}
+		opts.ConfirmAboveUSD = 0
 	}
 	// The bundle is what was loaded (a script read from stdin has no
 	// file), with whatever it loads read from disk.
@@ -69,6 +78,7 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 	in, err := c.Start(cmd.Context(), temporal.StartRequest{
 		Bundle: bundle, Script: script, Args: scriptArgs, Options: opts, Cwd: cwd,
 		Human: bf.awaitCheckpoints, Heartbeat: bf.heartbeat, Defaults: defaults,
+		Cost: costModelFor(rt, script.Meta().Name, max(opts.MaxCostUSD, script.Meta().MaxCost) > 0),
 	})
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
@@ -86,6 +96,17 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 	}
 	fmt.Fprintf(a.stderr, "%s started on Temporal at %s (namespace %s, task queue %s)\n", in.RunID, c.Config().Address, c.Config().Namespace, c.Config().TaskQueue)
 	return a.followTemporal(cmd.Context(), c, ix, entry, in.Epoch)
+}
+
+// costModelFor is what a run on Temporal prices its calls with: this
+// machine's price table, and, for a run with a dollar cap, what the
+// workflow's earlier runs here used.
+func costModelFor(rt *engine.Runtime, name string, learn bool) *cost.Model {
+	est := cost.NewEstimates(rt.Prices().DefaultUsage())
+	if learn {
+		est = rt.Estimates(name)
+	}
+	return &cost.Model{Prices: rt.Prices(), Estimates: est}
 }
 
 // resumeOnTemporal resumes a run on Temporal, or attaches to it when it is
@@ -115,6 +136,9 @@ func (a *app) resumeOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendF
 	req := temporal.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) { of.apply(cmd, o) }}
 	if req.Defaults, err = a.executorDefaults(); err != nil {
 		return err
+	}
+	if rt, err := a.runtime(simulate.Config{}); err == nil {
+		req.Cost = costModelFor(rt, e.Summary.Name, true)
 	}
 	if cmd.Flags().Changed("await-checkpoints") {
 		req.Human = &bf.awaitCheckpoints

@@ -1,6 +1,8 @@
 package callpolicy
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -135,4 +137,39 @@ func RouteFor(routes []Route, path, label, phase string) (Route, bool) {
 		}
 	}
 	return Route{}, false
+}
+
+// ParseRouteJSON reads a route as configuration files and the API write
+// it: a string as --route takes it, or an object {match, phase, model,
+// effort, executor}.
+func ParseRouteJSON(raw json.RawMessage) (Route, error) {
+	var spec string
+	if json.Unmarshal(raw, &spec) == nil {
+		return ParseRoute(spec)
+	}
+	var r Route
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, fmt.Errorf("a route is \"SELECTOR=MODEL\" or {\"match\", \"phase\", \"model\", \"effort\", \"executor\"}: %w", err)
+	}
+	r.Source = ""
+	return r, r.Check()
+}
+
+// WithRunRoutes is routes with the run's own (Source "run") replaced by
+// run, which come first: configuration routes given when the run began
+// stay behind them.
+func WithRunRoutes(routes, run []Route) []Route {
+	out := make([]Route, 0, len(routes)+len(run))
+	for _, r := range run {
+		r.Source = "run"
+		out = append(out, r)
+	}
+	for _, r := range routes {
+		if r.Source != "run" {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -29,8 +29,12 @@ func (x *Execution) reserve(c *Call) error {
 			return CostCapError(x.capReason)
 		}
 		if x.spentUSD+x.heldUSD+est > limit {
-			x.capReason = fmt.Sprintf("the dollar cap: $%s spent and $%s expected of the %d calls running, and the next call (%s) is expected to cost $%s, which would pass --max-cost $%s; resume with a higher --max-cost to go on",
-				money(x.spentUSD), money(x.heldUSD), x.holding, c.Path, money(est), money(limit))
+			running := ""
+			if x.holding > 0 {
+				running = fmt.Sprintf(", $%s expected of the %d calls running", money(x.heldUSD), x.holding)
+			}
+			x.capReason = fmt.Sprintf("the dollar cap: $%s spent%s, and the next call (%s) is expected to cost $%s, which would pass --max-cost $%s; resume with a higher --max-cost to go on",
+				money(x.spentUSD), running, c.Path, money(est), money(limit))
 			x.host.LimitHit("cost", x.capReason)
 			return CostCapError(x.capReason)
 		}

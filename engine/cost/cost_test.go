@@ -74,7 +74,9 @@ func TestPatterns(t *testing.T) {
 		"scan-200":         "scan *",
 		"review 3 of 9":    "review * of *",
 		"lens-correctness": "lens-correctness",
-		"v2":               "v*",
+		"v2":               "*",
+		"check:file-ea3d1": "check:file *",
+		"hunt:auth:3":      "hunt:auth:*",
 		"":                 "",
 	} {
 		if got := cost.LabelPattern(label); got != want {

@@ -4,33 +4,46 @@ import (
 	"strings"
 )
 
-// LabelPattern is the group a call label belongs to: its numbers become
-// "*", and a separator just before a number a space, so that scan-1 …
-// scan-200 are all "scan *" and "review 3 of 9" is "review * of *".
-// A label without digits is its own pattern.
+// LabelPattern is the group a call label belongs to: every word of it
+// that holds a digit (a number, an index, a hash) becomes "*", and a
+// separator just before such a word a space, so that scan-1 … scan-200
+// are all "scan *", "review 3 of 9" is "review * of *" and
+// "check:file-ea3d1" is "check:file *". A label without digits is its own
+// pattern.
 func LabelPattern(label string) string {
 	var b strings.Builder
-	digits := false
-	for i := 0; i < len(label); i++ {
-		c := label[i]
-		if c >= '0' && c <= '9' {
-			if !digits {
-				// A separator right before the number joins the "*".
-				s := b.String()
-				if n := len(s); n > 0 && strings.IndexByte("-_.:#/ ", s[n-1]) >= 0 {
-					b.Reset()
-					b.WriteString(s[:n-1])
-					b.WriteByte(' ')
-				}
-				b.WriteByte('*')
-			}
-			digits = true
+	for i := 0; i < len(label); {
+		j := i
+		for j < len(label) && isWordByte(label[j]) {
+			j++
+		}
+		if j == i {
+			b.WriteByte(label[i])
+			i++
 			continue
 		}
-		digits = false
-		b.WriteByte(c)
+		word := label[i:j]
+		if strings.ContainsAny(word, "0123456789") {
+			// A separator right before the word joins the "*".
+			s := b.String()
+			if n := len(s); n > 0 && strings.IndexByte("-_.#/ ", s[n-1]) >= 0 {
+				b.Reset()
+				b.WriteString(s[:n-1])
+				b.WriteByte(' ')
+			}
+			b.WriteByte('*')
+		} else {
+			b.WriteString(word)
+		}
+		i = j
 	}
 	return b.String()
+}
+
+// isWordByte says whether c is part of a word of a label: ASCII letters
+// and digits, and any byte of a character beyond ASCII.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
 // PathPattern is the group of an unlabeled call: its path with the index

@@ -213,6 +213,15 @@ func (c *Client) Pause(ctx context.Context, runID, reason string) error {
 	return c.controlError(runID, err)
 }
 
+// ControlCall stops or restarts ("stop", "restart") one running agent call
+// of the run's execution (see engine.Run.StopCall): the workflow cancels
+// the call's activity, and the call policy decides what follows. A call
+// that is not running is left alone, with a warning in the run's log.
+func (c *Client) ControlCall(ctx context.Context, runID, path, action string) error {
+	err := c.sdk.SignalWorkflow(ctx, runID, "", CallSignal, CallAction{Path: path, Action: action})
+	return c.controlError(runID, err)
+}
+
 // Stop makes the run non-resumable: a running execution is cancelled, and
 // a run that had ended (paused, say) gets a last execution that ends at
 // once as stopped.
