@@ -4,6 +4,8 @@ package main
 
 import "errors"
 
-func cbreak(int) (func(), error) { return nil, errors.New("questions in the terminal are not supported here") }
+func cbreak(int) (func(), error) {
+	return nil, errors.New("questions in the terminal are not supported here")
+}
 
 const canCbreak = false
