@@ -126,4 +126,3 @@ func type_(t *testing.T, p *ptyRun, keys string) {
 		t.Fatalf("type %q: %v", keys, err)
 	}
 }
-
