@@ -57,6 +57,6 @@ func learnFrom(est *cost.Estimates, d *Detail) {
 		if c.Kind != "agent" || c.Usage == nil || c.Source != "live" || c.Executor == "simulate" {
 			continue
 		}
-		est.Learn(d.Summary.RunID, c.Path, c.Label, c.Phase, *c.Usage)
+		est.Learn(d.Summary.RunID, c.Path, c.Label, c.Phase, c.Model, *c.Usage)
 	}
 }

@@ -126,3 +126,25 @@ func type_(t *testing.T, p *ptyRun, keys string) {
 		t.Fatalf("type %q: %v", keys, err)
 	}
 }
+
+// TestQuestionsWhenAttached: a run forwarded to serve and followed with
+// --attach asks its questions in the attached terminal, and the answer
+// goes to the runtime.
+func TestQuestionsWhenAttached(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("one.workflow.js", `export const meta = { name: 'one', description: 'one question' }
+return await checkpoint('Deploy?')
+`)
+	s := e.serve()
+	p := e.startPTY(100, 30, true, "run", "one.workflow.js", "--attach")
+	p.waitOutput(t, regexp.MustCompile(`\? Deploy\?[\s\S]*\[y/n\]`))
+	type_(t, p, "y")
+	<-p.exited
+	if p.err != nil || !strings.Contains(p.out.String(), "completed in") {
+		t.Fatalf("the attached run did not complete (%v):\n%s", p.err, p.out.String())
+	}
+	id := e.list()[0].RunID
+	s.waitRun(id, "completed")
+	sameJSON(t, "the answer", e.show(id).Result, json.RawMessage(`true`))
+}

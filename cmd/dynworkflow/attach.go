@@ -28,6 +28,11 @@ func (a *app) attach(ctx context.Context, cl *web.Client, start web.StartRespons
 	run := &remoteRun{followedRun{id: start.RunID}}
 	run.progress.Status, run.progress.Started = engine.StatusRunning, time.Now()
 	view := newProgressView(a.stderr, a.json, a.logs)
+	// Its questions are asked here too; respond and the dashboard may
+	// answer them first.
+	view.askIn(a, func(ctx context.Context, cp web.Checkpoint, value json.RawMessage) error {
+		return cl.Respond(ctx, cp.ID, value)
+	})
 	view.start(run)
 
 	streamCtx, cancel := context.WithCancel(ctx)

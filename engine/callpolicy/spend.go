@@ -1,7 +1,6 @@
 package callpolicy
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 
@@ -47,11 +46,15 @@ func (x *Execution) reserve(c *Call) error {
 
 // charge counts what an attempt of c cost, from its usage as the executor
 // reported it: the CLI's own dollar figure, else the price table's for the
-// model that answered (or the model the call asked for). It returns the
-// usage with its cost filled in.
+// model that answered, or, when the table does not know that one, the
+// model the call asked for. It returns the usage with its cost filled in.
 func (x *Execution) charge(c *Call, reported string, u executors.Usage) executors.Usage {
 	if m := x.limits.Cost; m != nil {
-		u = m.Prices.Priced(cmp.Or(reported, m.Prices.ModelOf(c.Executor, c.Model)), u)
+		model := m.Prices.ModelOf(c.Executor, c.Model)
+		if _, _, ok := m.Prices.Lookup(reported); ok {
+			model = reported
+		}
+		u = m.Prices.Priced(model, u)
 	}
 	x.costMu.Lock()
 	defer x.costMu.Unlock()

@@ -107,10 +107,10 @@ func TestForecast(t *testing.T) {
 	// An earlier run: scan calls used 10,000 in and 1,000 out each; the
 	// verify call at its path used 500 in and 50 out.
 	for i, path := range []string{"/par.0/0/agent.0", "/par.0/1/agent.0"} {
-		est.Learn("run-a", path, "scan-"+string(rune('1'+i)), "Scan", executors.Usage{InputTokens: 10_000, OutputTokens: 1_000})
+		est.Learn("run-a", path, "scan-"+string(rune('1'+i)), "Scan", "", executors.Usage{InputTokens: 10_000, OutputTokens: 1_000})
 	}
-	est.Learn("run-a", "/agent.1", "verify", "Verify", executors.Usage{InputTokens: 500, OutputTokens: 50})
-	est.Learn("run-b", "/agent.1", "verify", "Verify", executors.Usage{InputTokens: 1500, OutputTokens: 150})
+	est.Learn("run-a", "/agent.1", "verify", "Verify", "", executors.Usage{InputTokens: 500, OutputTokens: 50})
+	est.Learn("run-b", "/agent.1", "verify", "Verify", "claude-sonnet-4-6", executors.Usage{InputTokens: 1500, OutputTokens: 150})
 	m := &cost.Model{Prices: cost.Builtin(), Estimates: est}
 	calls := []cost.PlannedCall{
 		{Path: "/par.0/0/agent.0", Label: "scan-1", Phase: "Scan", Executor: "claude-code", Model: "haiku"},
@@ -134,8 +134,8 @@ func TestForecast(t *testing.T) {
 		t.Errorf("scan group costs %v, want %v", scan.USD, want)
 	}
 	verify := f.Groups[1]
-	if !verify.ModelAssumed || verify.PricedAs != "claude-sonnet-5-5" || verify.PerCall.InputTokens != 1000 {
-		t.Errorf("verify group %+v: want claude-code's default model, and the mean of its two runs", verify)
+	if !verify.ModelAssumed || verify.PricedAs != "claude-sonnet-4-6" || verify.PerCall.InputTokens != 1000 {
+		t.Errorf("verify group %+v: want the model that answered it before, and the mean of its two runs", verify)
 	}
 	if len(f.Unpriced) != 1 || f.Unpriced[0] != "no-such-model" {
 		t.Errorf("unpriced %v", f.Unpriced)

@@ -12,6 +12,10 @@ type Sample struct {
 	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
 	OutputTokens      int64 `json:"outputTokens"`
 	Calls             int   `json:"calls"`
+	// Model is the model the CLI said answered the latest of the calls,
+	// which prices a call that names none better than a guess at the
+	// CLI's default.
+	Model string `json:"model,omitempty"`
 }
 
 func (s *Sample) add(u executors.Usage) {
@@ -50,8 +54,9 @@ func NewEstimates(def executors.Usage) *Estimates {
 		Default: def, learnedIn: map[string]bool{}}
 }
 
-// Learn adds a finished call of an earlier run (runID) to the estimates.
-func (e *Estimates) Learn(runID, path, label, phase string, u executors.Usage) {
+// Learn adds a finished call of an earlier run (runID) to the estimates:
+// its usage, and the model that answered it (model, "" when unknown).
+func (e *Estimates) Learn(runID, path, label, phase, model string, u executors.Usage) {
 	if u.InputTokens == 0 && u.OutputTokens == 0 {
 		return
 	}
@@ -72,6 +77,9 @@ func (e *Estimates) Learn(runID, path, label, phase string, u executors.Usage) {
 			m.by[m.key] = s
 		}
 		s.add(u)
+		if model != "" {
+			s.Model = model
+		}
 	}
 }
 
@@ -84,21 +92,31 @@ const (
 )
 
 // For is what the call at path, labeled label, in phase, is likely to use,
-// and what that is based on.
-func (e *Estimates) For(path, label, phase string) (executors.Usage, string) {
+// what that is based on, and the model that answered such calls before
+// ("" when nothing was learned).
+func (e *Estimates) For(path, label, phase string) (executors.Usage, string, string) {
 	if e == nil {
-		return executors.Usage{}, BasisDefault
+		return executors.Usage{}, BasisDefault, ""
 	}
 	if s := e.ByPath[path]; s != nil {
-		return s.Mean(), BasisPath
+		return s.Mean(), BasisPath, s.Model
 	}
 	if s := e.ByGroup[GroupOf(path, label)]; s != nil {
-		return s.Mean(), BasisGroup
+		return s.Mean(), BasisGroup, s.Model
 	}
 	if s := e.ByPhase[phase]; s != nil {
-		return s.Mean(), BasisPhase
+		return s.Mean(), BasisPhase, s.Model
 	}
-	return e.Default, BasisDefault
+	return e.Default, BasisDefault, ""
+}
+
+// modelFor is the model a call is priced at: the one it names, else the
+// one that answered it before, else its CLI's default as the table has it.
+func (m *Model) modelFor(executor, named, learned string) string {
+	if named == "" && learned != "" {
+		return learned
+	}
+	return m.Prices.ModelOf(executor, named)
 }
 
 // Model is what the policy prices calls with: the table, and what calls
@@ -115,8 +133,8 @@ func (m *Model) Estimate(path, label, phase, executor, model string) float64 {
 	if m == nil {
 		return 0
 	}
-	u, _ := m.Estimates.For(path, label, phase)
-	p, _, ok := m.Prices.Lookup(m.Prices.ModelOf(executor, model))
+	u, _, learned := m.Estimates.For(path, label, phase)
+	p, _, ok := m.Prices.Lookup(m.modelFor(executor, model, learned))
 	if !ok {
 		return 0
 	}
@@ -143,8 +161,9 @@ type Group struct {
 	Executor string `json:"executor"`
 	// Model is the model the calls name or resolve to; PricedAs the
 	// table's id that priced it ("" when none did). ModelAssumed says the
-	// calls name none, so the model is the one the table says their CLI
-	// uses by default.
+	// calls name none, so the model is the one that answered them in
+	// earlier runs, or else the one the table says their CLI uses by
+	// default.
 	Model        string `json:"model,omitempty"`
 	ModelAssumed bool   `json:"modelAssumed,omitempty"`
 	PricedAs     string `json:"pricedAs,omitempty"`
@@ -184,7 +203,8 @@ func (m *Model) Build(calls []PlannedCall) Forecast {
 	index := map[groupKey]int{}
 	unpriced := map[string]bool{}
 	for _, c := range calls {
-		model := m.Prices.ModelOf(c.Executor, c.Model)
+		u, basis, learned := m.Estimates.For(c.Path, c.Label, c.Phase)
+		model := m.modelFor(c.Executor, c.Model, learned)
 		key := groupKey{c.Phase, GroupOf(c.Path, c.Label), c.Executor, model, c.Effort, c.Route}
 		i, ok := index[key]
 		if !ok {
@@ -200,7 +220,6 @@ func (m *Model) Build(calls []PlannedCall) Forecast {
 			f.Groups = append(f.Groups, g)
 		}
 		g := &f.Groups[i]
-		u, basis := m.Estimates.For(c.Path, c.Label, c.Phase)
 		g.Calls++
 		g.Basis[basis]++
 		f.Basis[basis]++
