@@ -189,28 +189,3 @@ func (a *app) refuseUnconfirmed(ctx context.Context, rt *engine.Runtime, script 
 	}
 	return nil
 }
-
-// confirmHere is --confirm-above asked in this terminal before a run
-// starts elsewhere (on Temporal, whose checkpoints this process does not
-// broker): the run's plan, and a yes or no; refused without a terminal.
-func (a *app) confirmHere(ctx context.Context, rt *engine.Runtime, script lang.Script, args json.RawMessage, opts engine.Options) error {
-	if !a.canAsk() {
-		return a.refuseUnconfirmed(ctx, rt, script, args, opts)
-	}
-	p, err := rt.Plan(ctx, engine.PlanRequest{Script: script, Args: args, Options: opts})
-	if err != nil {
-		return err
-	}
-	f := p.Forecast
-	if f.USD <= opts.ConfirmAboveUSD {
-		return nil
-	}
-	fmt.Fprintf(a.stderr, "? This run is forecast to cost $%s (%s; %s), above --confirm-above $%s. Start it? [y/N] ",
-		dollars(f.USD), plural(f.Calls, "agent call"), forecastBasis(f), dollars(opts.ConfirmAboveUSD))
-	answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(answer)) {
-	case "y", "yes":
-		return nil
-	}
-	return &exitError{code: exitFailed, kind: "cost_not_confirmed", err: fmt.Errorf("the forecast ($%s) was declined: nothing ran", dollars(f.USD))}
-}
