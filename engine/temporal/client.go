@@ -182,7 +182,11 @@ func (c *Client) Resume(ctx context.Context, runID string, req ResumeRequest) (R
 	if in.ScriptHash != last.input.ScriptHash || !bytes.Equal(in.Args, last.input.Args) {
 		in.Rule = callpolicy.RuleEdit
 	}
-	in.Prior = prior(execs)
+	var prices *cost.Table
+	if in.Cost != nil {
+		prices = in.Cost.Prices
+	}
+	in.Prior = prior(execs, prices)
 	return in, c.execute(ctx, in)
 }
 

@@ -49,6 +49,16 @@ return out.length`)
 	if st.Stats.CostUSD <= 0 {
 		t.Errorf("the run's cost was not priced: %+v", st.Stats)
 	}
+	// A resume counts what the run spent before: raised by a dollar,
+	// about one more call fits.
+	spent := st.Stats.CostUSD
+	if _, err := c.Resume(context.Background(), in.RunID, ResumeRequest{Options: func(o *engine.Options) { o.MaxCostUSD = spent + 1 }}); err != nil {
+		t.Fatal(err)
+	}
+	again := wait(t, c, in.RunID)
+	if again.Status != engine.StatusPaused || again.Stats.Live > 2 || again.Stats.CostUSD < spent {
+		t.Fatalf("resumed with $%.2f more: %s after %d more calls, $%.2f in all; want paused again, having counted the $%.2f spent", 1.0, again.Status, again.Stats.Live, again.Stats.CostUSD, spent)
+	}
 	if _, err := c.Resume(context.Background(), in.RunID, ResumeRequest{Options: func(o *engine.Options) { o.MaxCostUSD = 0 }}); err != nil {
 		t.Fatal(err)
 	}
