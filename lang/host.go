@@ -26,6 +26,9 @@ type Meta struct {
 	// Model is the model of the script's agent calls that name none and
 	// whose phase names none (see ModelFor).
 	Model string `json:"model,omitempty"`
+	// MaxCost is the script's own dollar cap (meta.maxCost), which a run
+	// that gives none (--max-cost) takes; 0 for none.
+	MaxCost float64 `json:"maxCost,omitempty"`
 }
 
 // ModelFor is the model meta routes a call in phase to, "" for none: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -247,7 +248,7 @@ func (e *env) startPTY(cols, rows int, noColor bool, args ...string) *ptyRun {
 		cancel()
 		e.t.Fatalf("start dynworkflow %s on a pty: %v", strings.Join(args, " "), err)
 	}
-	p := &ptyRun{e: e, args: args, out: newWatchBuffer(), exited: make(chan struct{})}
+	p := &ptyRun{e: e, args: args, out: newWatchBuffer(), exited: make(chan struct{}), in: f}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -289,6 +290,9 @@ type ptyRun struct {
 	exited chan struct{}
 	err    error
 	signal func(os.Signal) error
+	// in is the terminal's keyboard: what is written to it, the binary
+	// reads as typed.
+	in io.Writer
 }
 
 // waitOutput waits until the output matches re.

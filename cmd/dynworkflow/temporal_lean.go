@@ -41,6 +41,10 @@ func (a *app) controlTemporal(_ context.Context, e index.Entry, _ string) error 
 	return a.handOver(onTemporal(e))
 }
 
+func (a *app) controlCallTemporal(_ context.Context, e index.Entry, _, _ string) error {
+	return a.handOver(onTemporal(e))
+}
+
 func (a *app) deleteTemporal(_ context.Context, e index.Entry) error {
 	return a.handOver(onTemporal(e))
 }
