@@ -151,7 +151,9 @@ func TestRoutes(t *testing.T) {
 	// route runs the call again.
 	x := callpolicy.NewExecution("run", 0, callpolicy.Limits{Executor: "claude-code", MaxAgents: 10, MaxItems: 10}, nil, host{})
 	y := callpolicy.NewExecution("run", 0, callpolicy.Limits{Executor: "claude-code", MaxAgents: 10, MaxItems: 10, Routes: routes[:1]}, nil, host{})
-	root := func() *callpolicy.Scope { return callpolicy.NewFrame("", callpolicy.Identity{}, lang.Meta{}, nil).Root() }
+	root := func() *callpolicy.Scope {
+		return callpolicy.NewFrame("", callpolicy.Identity{}, lang.Meta{}, nil).Root()
+	}
 	plain, _ := x.Agent(context.Background(), root(), "p", lang.AgentOptions{Label: "scan-1"})
 	routed, _ := y.Agent(context.Background(), root(), "p", lang.AgentOptions{Label: "scan-1"})
 	if plain.FP == routed.FP || routed.Model != "haiku" {
