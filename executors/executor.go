@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"syscall"
 	"time"
 )
 
@@ -167,7 +168,9 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // ClassOf classifies any error: an *Error keeps its class, a context
-// deadline is transient, anything else is terminal.
+// deadline is transient, a system's shortage of descriptors, memory or
+// processes (EMFILE, ENFILE, ENOMEM, EAGAIN, ENOBUFS) is infrastructure,
+// anything else is terminal.
 func ClassOf(err error) Class {
 	var e *Error
 	if errors.As(err, &e) {
@@ -175,6 +178,11 @@ func ClassOf(err error) Class {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return Transient
+	}
+	for _, shortage := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.EAGAIN, syscall.ENOBUFS} {
+		if errors.Is(err, shortage) {
+			return Infrastructure
+		}
 	}
 	return Terminal
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -29,13 +30,17 @@ const (
 	exitUsage  = 64
 )
 
+// The main goroutine runs on the main thread, which a runtime keeps to
+// reap what its agents leave behind (see proc.Main).
+func init() { runtime.LockOSThread() }
+
 func main() {
-	// The agent supervisor is this binary run again (see proc.Supervisor).
-	proc.RunSupervisorIfAsked()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(proc.Main(func() int {
+		return run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}))
 }
 
 // gcPercent is the garbage collector's target unless GOGC says otherwise.
@@ -91,11 +96,11 @@ edited resumes without paying for finished calls again.`,
 		},
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if a.jsBusyLimit <= 0 {
 			return usageErrorf("--js-busy-limit must be a positive duration, such as 30s or 5m, not %s", a.jsBusyLimit)
 		}
-		return nil
+		return superviseAgents(cmd)
 	}
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version and the revision it was built from")
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "project directory (default: the current directory)")
@@ -106,21 +111,21 @@ edited resumes without paying for finished calls again.`,
 	root.PersistentFlags().StringArrayVar(&a.commandExecutors, "command-executor", nil,
 		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt} {model} {effort} {schema} {schema_file} {dir}; without {prompt} the prompt goes to stdin")
 	root.AddCommand(
-		a.runCommand(),
-		a.resumeCommand(),
+		agentCommand(a.runCommand()),
+		agentCommand(a.resumeCommand()),
 		a.listCommand(),
 		a.showCommand(),
 		a.pauseCommand(),
 		a.stopCommand(),
 		a.deleteCommand(),
 		a.doctorCommand(),
-		a.serveCommand(),
+		agentCommand(a.serveCommand()),
 		a.checkpointsCommand(),
 		a.respondCommand(),
 		a.versionCommand(),
 		a.fakeModelCommand(),
 		a.worktreesCommand(),
-		a.workerCommand(),
+		agentCommand(a.workerCommand()),
 	)
 	return root
 }

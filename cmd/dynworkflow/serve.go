@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -218,6 +219,7 @@ func (a *app) publishServer(rt *engine.Runtime, ln net.Listener, cfg web.Config)
 	cwd, _ := a.projectDir()
 	started := time.Now()
 	cfg.Runtime, cfg.Token, cfg.Cwd, cfg.StartedAt, cfg.Version = rt, token, cwd, started, programVersion()
+	cfg.PID = proc.Pid()
 	cfg.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := web.New(cfg)
 	if err != nil {
@@ -225,7 +227,7 @@ func (a *app) publishServer(rt *engine.Runtime, ln net.Listener, cfg web.Config)
 	}
 	addr := ln.Addr().String()
 	desc := web.Descriptor{
-		ProtocolVersion: web.ProtocolVersion, PID: os.Getpid(), Address: addr, URL: "http://" + addr,
+		ProtocolVersion: web.ProtocolVersion, PID: proc.Pid(), Address: addr, URL: "http://" + addr,
 		Token: token, Cwd: cwd, ProjectID: rt.Store().ProjectID(), StartedAt: started.UTC(),
 	}
 	if err := web.WriteDescriptor(rt.Store().RuntimePath(), desc); err != nil {

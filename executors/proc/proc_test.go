@@ -29,7 +29,8 @@ func TestRunLinesStdinAndExit(t *testing.T) {
 		{"exit code", `echo x; exit 3`, nil, []string{"x"}, 3},
 	}
 	for _, tc := range tests {
-		eachMode(t, tc.name, func(t *testing.T, reg *Registry) {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := openRegistry(t)
 			var got []string
 			ex, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", tc.script}, Stdin: tc.stdin, Registry: reg},
 				func(l []byte) { got = append(got, string(l)) })
@@ -47,45 +48,26 @@ func TestRunLinesStdinAndExit(t *testing.T) {
 }
 
 func TestRunMissingBinary(t *testing.T) {
-	eachMode(t, "", func(t *testing.T, reg *Registry) {
-		if _, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope"), Registry: reg}, nil); err == nil {
-			t.Fatal("want an error for a missing binary")
-		}
-	})
+	_, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope"), Registry: openRegistry(t)}, nil)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Run of a missing binary = %v, want an error matching fs.ErrNotExist", err)
+	}
 }
 
-// eachMode runs test with children started by us, and by a supervisor.
-func eachMode(t *testing.T, name string, test func(t *testing.T, reg *Registry)) {
-	for _, supervised := range []bool{false, true} {
-		sub := name + "/direct"
-		if supervised {
-			sub = name + "/supervised"
-		}
-		t.Run(strings.TrimPrefix(sub, "/"), func(t *testing.T) {
-			reg, err := OpenRegistry(t.TempDir(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if supervised {
-				sup := NewSupervisor(nil)
-				if sup == nil {
-					t.Skip("no supervisor on this system")
-				}
-				t.Cleanup(func() { sup.Close() })
-				reg.Supervise(sup)
-			}
-			test(t, reg)
-		})
+// openRegistry opens a registry in a temporary directory.
+func openRegistry(t *testing.T) *Registry {
+	t.Helper()
+	reg, err := OpenRegistry(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return reg
 }
 
 // TestStopSignalsTheGroup: a child that ignores SIGTERM is killed after
 // the grace period, and so is the grandchild it spawned.
 func TestStopSignalsTheGroup(t *testing.T) {
-	eachMode(t, "", testStopSignalsTheGroup)
-}
-
-func testStopSignalsTheGroup(t *testing.T, reg *Registry) {
+	reg := openRegistry(t)
 	var err error
 	ctx, cancel := context.WithCancel(context.Background())
 	grandchild := make(chan int, 1)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"syscall"
 )
 
 // statFields reads the fields of /proc/<pid>/stat after the command name:
@@ -66,30 +67,49 @@ func groupHasMembers(pgid int) bool {
 	return false
 }
 
-// childrenOf lists the processes whose parent is pid.
-func childrenOf(pid int) []int {
+// child is a live child process, with its process group.
+type child struct{ pid, pgrp int }
+
+// liveChildrenOf lists the processes whose parent is pid and that have not
+// ended (zombies are left out).
+func liveChildrenOf(pid int) []child {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var kids []int
+	var kids []child
 	for _, de := range ents {
 		p, err := strconv.Atoi(de.Name())
 		if err != nil {
 			continue
 		}
-		if ppid, err := parentOf(p); err == nil && ppid == pid {
-			kids = append(kids, p)
+		f, err := statFields(p)
+		if err != nil || string(f[0]) == "Z" || string(f[0]) == "X" {
+			continue
+		}
+		ppid, err1 := strconv.Atoi(string(f[1]))
+		pgrp, err2 := strconv.Atoi(string(f[2]))
+		if err1 == nil && err2 == nil && ppid == pid {
+			kids = append(kids, child{pid: p, pgrp: pgrp})
 		}
 	}
 	return kids
 }
 
-// parentOf reads the parent pid of pid from /proc.
-func parentOf(pid int) (int, error) {
-	f, err := statFields(pid)
+// ignoredAtStart reports whether sig is ignored now, which for the
+// signals Go leaves alone at start-up (SIGHUP and SIGINT when inherited
+// ignored, and the job-control ones) means it was ignored when we
+// started.
+func ignoredAtStart(sig syscall.Signal) bool {
+	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0, err
+		return false
 	}
-	return strconv.Atoi(string(f[1]))
+	_, rest, ok := bytes.Cut(b, []byte("\nSigIgn:"))
+	if !ok {
+		return false
+	}
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	mask, err := strconv.ParseUint(string(bytes.TrimSpace(line)), 16, 64)
+	return err == nil && mask&(1<<(uint(sig)-1)) != 0
 }

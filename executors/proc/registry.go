@@ -35,25 +35,10 @@ type Registry struct {
 	// self identifies our process to the entries we write.
 	self identity
 	log  *slog.Logger
-	// sup, if set, starts the children (see Supervisor).
-	sup *Supervisor
 
 	mu     sync.Mutex
 	vacant []string // our files whose child exited, to write over
 	files  int      // how many files we made
-}
-
-// Supervise has the registry's children started by sup, which kills them
-// and everything they started as soon as we die. Call it before any child
-// starts.
-func (r *Registry) Supervise(sup *Supervisor) { r.sup = sup }
-
-// supervisor is the registry's supervisor, nil for a nil registry.
-func (r *Registry) supervisor() *Supervisor {
-	if r == nil {
-		return nil
-	}
-	return r.sup
 }
 
 // identity names a process across pid reuse: its pid and its start time

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/executors"
 )
 
 // DefaultGrace is how long a child may take to exit after SIGTERM before
@@ -26,6 +28,9 @@ type Spec struct {
 	Dir  string
 	// Env is the child's whole environment; nil inherits ours.
 	Env []string
+	// ExtraEnv is added to Env (or to ours, when Env is nil) for this
+	// child alone: a trace context, say.
+	ExtraEnv []string
 	// Stdin is written to the child's standard input, which is then
 	// closed. Nil gives /dev/null: agent CLIs wait forever on an open pipe.
 	Stdin []byte
@@ -55,11 +60,13 @@ type Exit struct {
 // Success reports a zero exit status.
 func (e Exit) Success() bool { return e.Code == 0 }
 
+// String says how the child ended, to follow its name: "exited with
+// status 3", "was killed by SIGKILL".
 func (e Exit) String() string {
 	if e.Signal != 0 {
-		return "killed by " + e.Signal.String()
+		return "was killed by " + signalName(e.Signal)
 	}
-	return fmt.Sprintf("exit status %d", e.Code)
+	return fmt.Sprintf("exited with status %d", e.Code)
 }
 
 // stderrTail is how much of a child's standard error Exit keeps.
@@ -69,8 +76,14 @@ const stderrTail = 16 << 10
 // output as it arrives (without the newline; the slice is reused after
 // onLine returns), and waits for it to exit. When ctx ends first, the
 // child's group gets SIGTERM, then SIGKILL after the grace period; Run
-// still waits for the exit and reports Stopped. The error is non-nil only
-// when the child could not be started.
+// still waits for the exit and reports Stopped.
+//
+// The error is non-nil when the child could not be started, or when it
+// was killed because this runtime is going down. A failure that is ours
+// and not the child's (descriptors, memory or processes ran out, our
+// ancestor died) is an *executors.Error of class Infrastructure; a program
+// that cannot be run (missing, not executable) matches fs.ErrNotExist or
+// fs.ErrPermission.
 func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error) {
 	grace := spec.Grace
 	if grace <= 0 {
@@ -87,11 +100,15 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 		return Exit{Code: -1, Stopped: true}, nil
 	}
 	started := time.Now()
-	c, err := start(spec, lines, tail, grace, log)
-	if err != nil {
-		return Exit{}, fmt.Errorf("start %s: %w", spec.Path, err)
+	cmd, err := command(spec, lines, tail, grace)
+	if err == nil {
+		err = startCmd(cmd)
+		closeStdin(cmd)
 	}
-	pid := c.pid()
+	if err != nil {
+		return Exit{}, startError(spec.Path, err)
+	}
+	pid := cmd.Process.Pid
 	entry, regErr := spec.Registry.add(pid, spec.Name)
 	if regErr != nil {
 		log.Warn("cannot record the child in the registry", "pid", pid, "err", regErr)
@@ -123,75 +140,80 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 			signalGroup(pid, syscall.SIGKILL)
 		}
 	})
-	ws, waitErr := c.wait()
+	waitErr := cmd.Wait()
 	close(done)
 	unwatch()
 	// The CLI is gone; whatever it left behind in its group goes too.
 	signalGroup(pid, syscall.SIGKILL)
 	lines.flush()
 	spec.Registry.remove(entry)
-	if waitErr != nil {
+	var ee *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &ee) && !errors.Is(waitErr, exec.ErrWaitDelay) {
 		log.Debug("wait for child", "pid", pid, "err", waitErr)
 	}
 
 	stopMu.Lock()
 	ex := Exit{Code: -1, Stopped: stopped, Stderr: tail.String(), Elapsed: time.Since(started)}
 	stopMu.Unlock()
-	switch {
-	case ws.Exited():
-		ex.Code = ws.ExitStatus()
-	case ws.Signaled():
-		ex.Signal = ws.Signal()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case ws.Exited():
+			ex.Code = ws.ExitStatus()
+		case ws.Signaled():
+			ex.Signal = ws.Signal()
+		}
+	}
+	if err := downErr(); err != nil && !ex.Success() {
+		// We killed it, going down: not the agent's failure.
+		return ex, &executors.Error{Class: executors.Infrastructure, Message: spec.Path + " " + ex.String(), Err: err}
 	}
 	return ex, nil
 }
 
-// A child is a started process, whoever forked it.
-type child interface {
-	pid() int
-	// wait waits for the exit, and then for the output to be read to its
-	// end, but no longer than the grace period: a grandchild that escaped
-	// the group could hold the pipes open.
-	wait() (syscall.WaitStatus, error)
-}
-
-// start starts the child: through the registry's supervisor when it has
-// one that works, else ourselves.
-func start(spec Spec, stdout, stderr io.Writer, grace time.Duration, log *slog.Logger) (child, error) {
-	if sup := spec.Registry.supervisor(); sup != nil {
-		c, err := startSupervised(sup, spec, stdout, stderr, grace)
-		if err == nil || errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			return c, err
+// command makes the child's command, not started yet.
+func command(spec Spec, stdout, stderr io.Writer, grace time.Duration) (*exec.Cmd, error) {
+	// Not exec.Command: the caller resolved the path, and a second look
+	// up costs a stat per agent.
+	cmd := &exec.Cmd{Path: spec.Path, Args: append([]string{spec.Path}, spec.Args...), Dir: spec.Dir, Env: spec.Env,
+		Stdout: stdout, Stderr: stderr, SysProcAttr: sysProcAttr(), WaitDelay: grace}
+	if len(spec.ExtraEnv) > 0 {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
 		}
-		log.Warn("starting the agent without its supervisor", "err", err)
+		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], spec.ExtraEnv...)
 	}
-	cmd := exec.Command(spec.Path, spec.Args...)
-	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
 	if spec.Stdin != nil {
-		cmd.Stdin = bytes.NewReader(spec.Stdin)
+		in, err := stdinPipe(spec.Stdin)
+		if err != nil {
+			return nil, err
+		}
+		if in != nil {
+			cmd.Stdin = in
+		} else {
+			cmd.Stdin = bytes.NewReader(spec.Stdin)
+		}
 	}
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.WaitDelay = grace
-	if err := startCmd(cmd); err != nil {
-		return nil, err
-	}
-	return execChild{cmd}, nil
+	return cmd, nil
 }
 
-// execChild is a child we forked.
-type execChild struct{ cmd *exec.Cmd }
-
-func (c execChild) pid() int { return c.cmd.Process.Pid }
-
-func (c execChild) wait() (syscall.WaitStatus, error) {
-	err := c.cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) || errors.Is(err, exec.ErrWaitDelay) {
-		err = nil
+// closeStdin closes our copy of a child's input pipe, which the child
+// has its own of once started.
+func closeStdin(cmd *exec.Cmd) {
+	if f, ok := cmd.Stdin.(*os.File); ok {
+		f.Close()
 	}
-	ws, _ := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
-	return ws, err
+}
+
+// startError is the error of a child that could not be started.
+func startError(path string, err error) error {
+	var ee *executors.Error
+	switch {
+	case errors.As(err, &ee):
+		return err
+	case errors.As(err, new(errAncestorDied)):
+		return &executors.Error{Class: executors.Infrastructure, Message: "cannot start " + path, Err: err}
+	case transient(err):
+		return infrastructure("cannot start "+path, err, "")
+	}
+	return fmt.Errorf("start %s: %w", path, err)
 }

@@ -34,6 +34,10 @@ type spawnRequest struct {
 // resource of the process, like the threads themselves, so they are
 // started once, on first use, and live as long as the process.
 var spawner = sync.OnceValue(func() chan<- spawnRequest {
+	// Only a process that starts agents gets here, never an ancestor,
+	// which must leave the signals it was started with ignored to its
+	// runtime.
+	sinkIgnoredSignals()
 	requests := make(chan spawnRequest)
 	for range spawnThreads {
 		go spawnLoop(requests)
@@ -48,8 +52,31 @@ func spawnLoop(requests <-chan spawnRequest) {
 	// Never unlocked: the thread lives as long as the process.
 	runtime.LockOSThread()
 	for req := range requests {
-		req.done <- req.cmd.Start()
+		req.done <- startUnlessDown(req.cmd)
 	}
+}
+
+// startUnlessDown starts cmd, unless this runtime is going down with its
+// ancestor: a dead runtime starts nothing. The parent is checked before
+// the fork, and again once the child has exec'd, since the ancestor may
+// die in between; a child started in that moment is killed, with its
+// group, before Start returns, and never reported as started.
+func startUnlessDown(cmd *exec.Cmd) error {
+	if err := downErr(); err != nil {
+		return err
+	}
+	if orphaned() {
+		return errAncestorDied{pid: int(self.ancestor.Load())}
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if orphaned() {
+		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return errAncestorDied{pid: int(self.ancestor.Load())}
+	}
+	return nil
 }
 
 // startCmd starts cmd on a thread that outlives it.

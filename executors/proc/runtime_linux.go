@@ -1,0 +1,211 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The runtime's side of the process tree (see ancestor_linux.go for the
+// whole design).
+//
+// A runtime is this program run again by its ancestor, with runtimeEnv
+// set. Main takes up its duties before the program's own main runs: it
+// becomes a child subreaper, so that whatever its agents leave behind is
+// reparented to it rather than to the ancestor; it reaps those orphans as
+// they exit; and it watches the lifeline, the read end of a pipe whose
+// write end only the ancestor holds, which the kernel closes when the
+// ancestor dies, however it dies.
+
+// runtimeEnv names the variable through which an ancestor tells its child
+// that it is the runtime: "PID:FD", the ancestor's pid and the descriptor
+// of the lifeline.
+const runtimeEnv = "DYNWORKFLOW_RUNTIME_OF"
+
+// lineage is what this process knows of its place in the process tree.
+// There is one per process, like its pid, so it is a package variable:
+// set once by Main before anything else runs, and read by every start.
+type lineage struct {
+	// ancestor is the pid of our ancestor, 0 when we have none.
+	ancestor atomic.Int64
+	// down is set once we go down because our ancestor died: no agent
+	// may start after that, and the agents that were running were killed
+	// by us, not by their own failure.
+	down atomic.Pointer[error]
+}
+
+var self lineage
+
+// downErr is why agents may no longer start, nil while they may.
+func downErr() error {
+	if p := self.down.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// orphaned reports whether we are a runtime whose ancestor is gone: the
+// kernel reparents us the moment it dies, before its parent can even reap
+// it, so one system call tells.
+func orphaned() bool {
+	a := self.ancestor.Load()
+	return a != 0 && int64(unix.Getppid()) != a
+}
+
+// Main runs body, the program's main function, and returns its exit code.
+// Call it from main on the main thread: lock the main goroutine to it
+// with runtime.LockOSThread in an init function of package main. In a
+// process that is not a runtime it unlocks the thread and calls body.
+//
+// In a runtime, body runs on another goroutine while the main goroutine
+// reaps the orphans reparented to us. Orphans are reparented to the
+// subreaper's main thread, and waiting with __WNOTHREAD on that thread
+// sees only them: never an agent, nor any other child that os/exec will
+// wait for, since those were forked on other threads, the main thread
+// being locked to this loop.
+func Main(body func() int) int {
+	lifeline, ok := takeUpRuntime()
+	if !ok {
+		runtime.UnlockOSThread()
+		return body()
+	}
+	chld := make(chan os.Signal, 8)
+	signal.Notify(chld, syscall.SIGCHLD)
+	go watchLifeline(lifeline)
+	done := make(chan int, 1)
+	go func() { done <- body() }()
+	onMainThread := unix.Gettid() == os.Getpid()
+	for {
+		select {
+		case code := <-done:
+			return code
+		case <-chld:
+			if onMainThread {
+				reapOrphans()
+			}
+		}
+	}
+}
+
+// takeUpRuntime reads runtimeEnv and, when we are a runtime, becomes one:
+// a child subreaper whose ancestor is recorded. It removes the variable
+// from our environment either way: agents and tools must not inherit it.
+func takeUpRuntime() (*os.File, bool) {
+	v, ok := os.LookupEnv(runtimeEnv)
+	if !ok {
+		return nil, false
+	}
+	_ = os.Unsetenv(runtimeEnv)
+	p, f, _ := strings.Cut(v, ":")
+	pid, err1 := strconv.Atoi(p)
+	fd, err2 := strconv.Atoi(f)
+	var st unix.Stat_t
+	if err1 != nil || err2 != nil || pid <= 1 || fd < 3 || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return nil, false // not a variable an ancestor of ours set
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		// Too old a kernel (before 3.4) to supervise anything: run as
+		// the ancestor's plain child, still killed with it (below).
+		fmt.Fprintln(os.Stderr, "dynworkflow: warning: cannot become a child subreaper:", err)
+	}
+	self.ancestor.Store(int64(pid))
+	if orphaned() {
+		// The ancestor died before we could record it: go with it.
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	// Read from the poller, not a thread blocked in read(2) for our whole
+	// life: the descriptor came to us in blocking mode.
+	_ = unix.SetNonblock(fd, true)
+	return os.NewFile(uintptr(fd), "lifeline"), true
+}
+
+// sinkIgnoredSignals keeps ignoring the signals this process was started
+// with ignored, without leaving them ignored for its children. It is
+// called once, before the first child starts. A signal
+// ignored when a child is forked stays ignored across execve: started
+// under nohup, or in the background of a shell script, every agent would
+// ignore SIGHUP or SIGINT, and a shell agent could not even trap them. A
+// signal that Go handles is reset to its default in the child instead, so
+// the ignored ones get a handler that drops them. Go already handles
+// every other signal but the job-control ones; an ignored SIGTSTP is
+// sunk too, but never SIGTTIN or SIGTTOU: handled rather than ignored,
+// they would stop a read or write of the terminal from the background.
+func sinkIgnoredSignals() {
+	sink := make(chan os.Signal, 1)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTSTP} {
+		if ignoredAtStart(sig) {
+			signal.Notify(sink, sig)
+		}
+	}
+	go func() {
+		for range sink { //nolint:revive // dropped, as ignored
+		}
+	}()
+}
+
+// watchLifeline waits for the ancestor's end of the lifeline to close, and
+// then takes everything we started down with us.
+func watchLifeline(lifeline *os.File) {
+	var b [64]byte
+	for {
+		if _, err := lifeline.Read(b[:]); err != nil {
+			break // EOF: the ancestor is gone
+		}
+	}
+	err := error(errAncestorDied{pid: int(self.ancestor.Load())})
+	self.down.Store(&err)
+	killDescendants(os.Getpid(), 2*time.Second)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+}
+
+// reapOrphans reaps the exited children of the calling thread.
+func reapOrphans() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WNOTHREAD, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// killDescendants kills every child of pid and, for a child that leads a
+// process group, its group, again and again until none is left or the
+// time is up. Killing a process reparents its children to the nearest
+// subreaper, pid itself, so each round reaches one level further down,
+// whatever session or group a descendant moved to. Zombies have ended and
+// are left to whoever reaps them.
+func killDescendants(pid int, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for {
+		kids := liveChildrenOf(pid)
+		for _, k := range kids {
+			_ = syscall.Kill(k.pid, syscall.SIGKILL)
+			if k.pgrp == k.pid {
+				signalGroup(k.pid, syscall.SIGKILL)
+			}
+		}
+		if len(kids) == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// Pid is the pid users know this process by: its ancestor's, the process
+// they started, when this process is a runtime.
+func Pid() int {
+	if a := self.ancestor.Load(); a != 0 {
+		return int(a)
+	}
+	return os.Getpid()
+}
