@@ -42,8 +42,8 @@ func (b *Base) Run(ctx context.Context, req executors.Request, call Call, p Pars
 		return executors.Result{}, err
 	}
 	spec := proc.Spec{
-		Path: path, Args: append(append([]string(nil), b.Args...), call.Args...), Dir: call.Dir, Env: b.environ(),
-		ExtraEnv: call.Env, Stdin: call.Stdin, Grace: b.Grace, Registry: b.Registry, Logger: b.Logger,
+		Path: path, Args: append(append([]string(nil), b.Args...), call.Args...), Dir: call.Dir,
+		ExtraEnv: append(b.Env[:len(b.Env):len(b.Env)], call.Env...), Stdin: call.Stdin, Grace: b.Grace, Registry: b.Registry, Logger: b.Logger,
 		Name: b.name + " " + req.RunID + " " + req.Path,
 	}
 	if spec.Stdin == nil {

@@ -254,21 +254,7 @@ func (a *ancestor) resume() {
 // cleanUp kills and reaps everything left below us once the runtime has
 // ended, and takes back the terminal if the runtime's group still has it.
 func (a *ancestor) cleanUp() {
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		a.reap()
-		kids := liveChildrenOf(os.Getpid())
-		if len(kids) == 0 || time.Now().After(deadline) {
-			break
-		}
-		for _, k := range kids {
-			_ = syscall.Kill(k.pid, syscall.SIGKILL)
-			if k.pgrp == k.pid {
-				signalGroup(k.pid, syscall.SIGKILL)
-			}
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	killTree(os.Getpid(), killPatience, func() { a.reap() })
 	a.reap()
 	if a.tty >= 0 {
 		if pg, err := unix.IoctlGetInt(a.tty, unix.TIOCGPGRP); err == nil && pg == a.rt {

@@ -6,6 +6,9 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // statFields reads the fields of /proc/<pid>/stat after the command name:
@@ -43,6 +46,27 @@ func stat(pid int) (pgrp int, start uint64, err error) {
 	return pg, st, err
 }
 
+// userHZ is the unit of the times in /proc/PID/stat: sysconf(_SC_CLK_TCK),
+// 100 on Linux.
+const userHZ = 100
+
+// bootTicks is the time since boot in the unit of a process's start time
+// in /proc (the kernel takes it from the same clock), or 0 if unknown.
+func bootTicks() uint64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		return 0
+	}
+	return uint64(ts.Nano()) / (1e9 / userHZ)
+}
+
+// ended reports whether pid is a process that has ended and waits to be
+// reaped (a zombie): under an init that does not reap, it can wait long.
+func ended(pid int) bool {
+	f, err := statFields(pid)
+	return err == nil && (string(f[0]) == "Z" || string(f[0]) == "X")
+}
+
 // startTime is pid's start time in clock ticks since boot.
 func startTime(pid int) (uint64, error) {
 	_, st, err := stat(pid)
@@ -67,33 +91,77 @@ func groupHasMembers(pgid int) bool {
 	return false
 }
 
-// child is a live child process, with its process group.
-type child struct{ pid, pgrp int }
+// liveChild is a live process, with its process group.
+type liveChild struct{ pid, pgrp int }
 
-// liveChildrenOf lists the processes whose parent is pid and that have not
-// ended (zombies are left out).
-func liveChildrenOf(pid int) []child {
+// liveDescendantsOf lists the processes below pid, at any depth, that
+// have not ended (zombies are left out, but not their children), from one
+// reading of /proc.
+func liveDescendantsOf(pid int) []liveChild {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var kids []child
+	type node struct {
+		ppid, pgrp int
+		live       bool
+	}
+	procs := make(map[int]node, len(ents))
 	for _, de := range ents {
 		p, err := strconv.Atoi(de.Name())
 		if err != nil {
 			continue
 		}
 		f, err := statFields(p)
-		if err != nil || string(f[0]) == "Z" || string(f[0]) == "X" {
+		if err != nil {
 			continue
 		}
 		ppid, err1 := strconv.Atoi(string(f[1]))
 		pgrp, err2 := strconv.Atoi(string(f[2]))
-		if err1 == nil && err2 == nil && ppid == pid {
-			kids = append(kids, child{pid: p, pgrp: pgrp})
+		if err1 == nil && err2 == nil {
+			procs[p] = node{ppid: ppid, pgrp: pgrp, live: string(f[0]) != "Z" && string(f[0]) != "X"}
 		}
 	}
-	return kids
+	var found []liveChild
+	for p, n := range procs {
+		if !n.live {
+			continue
+		}
+		for up, depth := n.ppid, 0; up > 1 && depth < len(procs); up, depth = procs[up].ppid, depth+1 {
+			if up == pid {
+				found = append(found, liveChild{pid: p, pgrp: n.pgrp})
+				break
+			}
+		}
+	}
+	return found
+}
+
+// killTree kills every process below pid, and the process group of each
+// that leads one, again and again until none is left or the time is up.
+// One reading of /proc finds the whole tree, in whatever session or group
+// its processes moved to; a process started meanwhile, or whose parent
+// died before it could be seen, is reparented to the nearest subreaper
+// (pid itself) and found by the next round. Each round calls reap, if any,
+// to collect the zombies that are pid's own.
+func killTree(pid int, within time.Duration, reap func()) {
+	deadline := time.Now().Add(within)
+	for {
+		if reap != nil {
+			reap()
+		}
+		tree := liveDescendantsOf(pid)
+		if len(tree) == 0 || time.Now().After(deadline) {
+			return
+		}
+		for _, k := range tree {
+			_ = syscall.Kill(k.pid, syscall.SIGKILL)
+			if k.pgrp == k.pid {
+				signalGroup(k.pid, syscall.SIGKILL)
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // ignoredAtStart reports whether sig is ignored now, which for the

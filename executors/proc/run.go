@@ -1,14 +1,14 @@
 package proc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -100,16 +100,12 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 		return Exit{Code: -1, Stopped: true}, nil
 	}
 	started := time.Now()
-	cmd, err := command(spec, lines, tail, grace)
-	if err == nil {
-		err = startCmd(cmd)
-		closeStdin(cmd)
-	}
+	c, forked, err := start(spec, lines, tail)
 	if err != nil {
 		return Exit{}, startError(spec.Path, err)
 	}
-	pid := cmd.Process.Pid
-	entry, regErr := spec.Registry.add(pid, spec.Name)
+	pid := c.p.Pid
+	entry, regErr := spec.Registry.add(pid, spec.Name, forked[0], forked[1])
 	if regErr != nil {
 		log.Warn("cannot record the child in the registry", "pid", pid, "err", regErr)
 	}
@@ -140,28 +136,25 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 			signalGroup(pid, syscall.SIGKILL)
 		}
 	})
-	waitErr := cmd.Wait()
+	ws, waitErr := c.wait(grace)
 	close(done)
 	unwatch()
 	// The CLI is gone; whatever it left behind in its group goes too.
 	signalGroup(pid, syscall.SIGKILL)
 	lines.flush()
 	spec.Registry.remove(entry)
-	var ee *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &ee) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+	if waitErr != nil {
 		log.Debug("wait for child", "pid", pid, "err", waitErr)
 	}
 
 	stopMu.Lock()
 	ex := Exit{Code: -1, Stopped: stopped, Stderr: tail.String(), Elapsed: time.Since(started)}
 	stopMu.Unlock()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case ws.Exited():
-			ex.Code = ws.ExitStatus()
-		case ws.Signaled():
-			ex.Signal = ws.Signal()
-		}
+	switch {
+	case ws.Exited():
+		ex.Code = ws.ExitStatus()
+	case ws.Signaled():
+		ex.Signal = ws.Signal()
 	}
 	if err := downErr(); err != nil && !ex.Success() {
 		// We killed it, going down: not the agent's failure.
@@ -170,38 +163,177 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 	return ex, nil
 }
 
-// command makes the child's command, not started yet.
-func command(spec Spec, stdout, stderr io.Writer, grace time.Duration) (*exec.Cmd, error) {
-	// Not exec.Command: the caller resolved the path, and a second look
-	// up costs a stat per agent.
-	cmd := &exec.Cmd{Path: spec.Path, Args: append([]string{spec.Path}, spec.Args...), Dir: spec.Dir, Env: spec.Env,
-		Stdout: stdout, Stderr: stderr, SysProcAttr: sysProcAttr(), WaitDelay: grace}
-	if len(spec.ExtraEnv) > 0 {
-		if cmd.Env == nil {
-			cmd.Env = os.Environ()
-		}
-		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], spec.ExtraEnv...)
-	}
-	if spec.Stdin != nil {
-		in, err := stdinPipe(spec.Stdin)
-		if err != nil {
-			return nil, err
-		}
-		if in != nil {
-			cmd.Stdin = in
-		} else {
-			cmd.Stdin = bytes.NewReader(spec.Stdin)
-		}
-	}
-	return cmd, nil
+// child is a started process and our ends of its pipes.
+type child struct {
+	p *os.Process
+	// in is the write end of its input, while we copy a large input to
+	// it; nil otherwise.
+	in *os.File
+	// out and errs are the read ends of its output and error, and copied
+	// receives a value as each is read to its end.
+	out, errs *os.File
+	copied    chan struct{}
 }
 
-// closeStdin closes our copy of a child's input pipe, which the child
-// has its own of once started.
-func closeStdin(cmd *exec.Cmd) {
-	if f, ok := cmd.Stdin.(*os.File); ok {
-		f.Close()
+// start starts spec's child, with its output written to stdout and its
+// error to stderr, and returns it with the clock ticks since boot before
+// and after its fork. Not os/exec: it looks the path up again, and copies
+// and de-duplicates the whole environment, a map of it, for each child.
+func start(spec Spec, stdout, stderr io.ReaderFrom) (*child, [2]uint64, error) {
+	var forked [2]uint64
+	c := &child{copied: make(chan struct{}, 2)}
+	var in *os.File
+	var err error
+	switch {
+	case spec.Stdin == nil:
+		in, err = devNull()
+	default:
+		if in, err = stdinPipe(spec.Stdin); err == nil && in == nil {
+			// Too large for a pipe: copied while the child runs.
+			in, c.in, err = os.Pipe()
+		}
 	}
+	if err != nil {
+		return nil, forked, err
+	}
+	var outW, errW *os.File
+	if c.out, outW, err = os.Pipe(); err == nil {
+		if c.errs, errW, err = os.Pipe(); err != nil {
+			closeAll(c.out, outW)
+		}
+	}
+	if err != nil {
+		if spec.Stdin != nil {
+			closeAll(in, c.in)
+		}
+		return nil, forked, err
+	}
+	argv := make([]string, 0, 1+len(spec.Args))
+	argv = append(append(argv, spec.Path), spec.Args...)
+	attr := &os.ProcAttr{Dir: spec.Dir, Env: environ(spec), Files: []*os.File{in, outW, errW}, Sys: sysProcAttr()}
+	forked[0] = bootTicks()
+	c.p, err = startProcess(spec.Path, argv, attr)
+	forked[1] = bootTicks()
+	// The child has its own copies of its ends now.
+	closeAll(outW, errW)
+	if spec.Stdin != nil {
+		in.Close()
+	}
+	if err != nil {
+		closeAll(c.out, c.errs, c.in)
+		return nil, forked, err
+	}
+	go c.copy(stdout, c.out)
+	go c.copy(stderr, c.errs)
+	if c.in != nil {
+		go func() {
+			// A child that does not read its input gets EPIPE here; one
+			// that escaped and holds it unread, ErrClosed once wait has
+			// given up on it.
+			_, _ = c.in.Write(spec.Stdin)
+			c.in.Close()
+		}()
+	}
+	return c, forked, nil
+}
+
+// copy reads r to its end into w.
+func (c *child) copy(w io.ReaderFrom, r *os.File) {
+	_, _ = w.ReadFrom(r)
+	c.copied <- struct{}{}
+}
+
+// wait waits for the child to exit, and then for its output to be read to
+// its end, but no longer than grace: a process that escaped the child's
+// group could hold the pipes open. It closes our ends of the pipes.
+func (c *child) wait(grace time.Duration) (syscall.WaitStatus, error) {
+	st, err := c.p.Wait()
+	var ws syscall.WaitStatus
+	if st != nil {
+		ws, _ = st.Sys().(syscall.WaitStatus)
+	}
+	var timeout <-chan time.Time
+	for range 2 {
+		select {
+		case <-c.copied:
+			continue
+		default:
+		}
+		if timeout == nil {
+			t := time.NewTimer(grace)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-c.copied:
+		case <-timeout:
+			// Wakes the readers, and a writer of a large input, blocked
+			// on pipes that an escaped process keeps open.
+			closeAll(c.out, c.errs, c.in)
+			<-c.copied
+		}
+	}
+	closeAll(c.out, c.errs, c.in)
+	return ws, err
+}
+
+// closeAll closes the files that are not nil. Closing one twice is
+// harmless: os.File says ErrClosed.
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+// devNull is /dev/null, opened once for every child without input.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
+
+// environ is the environment of spec's child: nil for ours as it is.
+// Later values of a variable win, as with os/exec: the additions over our
+// environment (or Env), and, when the child works in a directory of its
+// own with our environment, PWD, as a shell would set it. Only the few
+// additions are looked for in the rest, with no map per child.
+func environ(spec Spec) []string {
+	extra := spec.ExtraEnv
+	if spec.Dir != "" && spec.Env == nil {
+		dir := spec.Dir
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		extra = append([]string{"PWD=" + dir}, extra...)
+	}
+	base := spec.Env
+	if base == nil {
+		if len(extra) == 0 {
+			return nil
+		}
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base)+len(extra))
+	for i, kv := range base {
+		if !setLater(kv, base[i+1:]) && !setLater(kv, extra) {
+			env = append(env, kv)
+		}
+	}
+	for i, kv := range extra {
+		if !setLater(kv, extra[i+1:]) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// setLater reports whether the variable kv sets is set again in later.
+func setLater(kv string, later []string) bool {
+	key, _, _ := strings.Cut(kv, "=")
+	for _, l := range later {
+		if len(l) > len(key) && l[len(key)] == '=' && l[:len(key)] == key {
+			return true
+		}
+	}
+	return false
 }
 
 // startError is the error of a child that could not be started.

@@ -70,30 +70,41 @@ func orphaned() bool {
 // subreaper's main thread, and waiting with __WNOTHREAD on that thread
 // sees only them: never an agent, nor any other child that os/exec will
 // wait for, since those were forked on other threads, the main thread
-// being locked to this loop.
+// being locked to this loop. It reaps every orphanReaping rather than on
+// each SIGCHLD: every agent's exit sends one, and waking a goroutine
+// locked to its thread costs two thread switches; an orphan that has
+// exited only holds its pid until then.
 func Main(body func() int) int {
 	lifeline, ok := takeUpRuntime()
 	if !ok {
 		runtime.UnlockOSThread()
 		return body()
 	}
-	chld := make(chan os.Signal, 8)
-	signal.Notify(chld, syscall.SIGCHLD)
 	go watchLifeline(lifeline)
 	done := make(chan int, 1)
 	go func() { done <- body() }()
 	onMainThread := unix.Gettid() == os.Getpid()
+	tick := time.NewTicker(orphanReaping)
+	defer tick.Stop()
 	for {
 		select {
 		case code := <-done:
 			return code
-		case <-chld:
+		case <-tick.C:
 			if onMainThread {
 				reapOrphans()
 			}
 		}
 	}
 }
+
+// killPatience bounds the rounds of killing what is left below a runtime
+// or an ancestor: a process stuck in the kernel (state D) may take long to
+// die, and a machine under load long to let us look.
+const killPatience = 10 * time.Second
+
+// orphanReaping is how often a runtime reaps the orphans that have exited.
+const orphanReaping = time.Second
 
 // takeUpRuntime reads runtimeEnv and, when we are a runtime, becomes one:
 // a child subreaper whose ancestor is recorded. It removes the variable
@@ -163,7 +174,7 @@ func watchLifeline(lifeline *os.File) {
 	}
 	err := error(errAncestorDied{pid: int(self.ancestor.Load())})
 	self.down.Store(&err)
-	killDescendants(os.Getpid(), 2*time.Second)
+	killTree(os.Getpid(), killPatience, nil)
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 }
 
@@ -175,29 +186,6 @@ func reapOrphans() {
 		if pid <= 0 || err != nil {
 			return
 		}
-	}
-}
-
-// killDescendants kills every child of pid and, for a child that leads a
-// process group, its group, again and again until none is left or the
-// time is up. Killing a process reparents its children to the nearest
-// subreaper, pid itself, so each round reaches one level further down,
-// whatever session or group a descendant moved to. Zombies have ended and
-// are left to whoever reaps them.
-func killDescendants(pid int, within time.Duration) {
-	deadline := time.Now().Add(within)
-	for {
-		kids := liveChildrenOf(pid)
-		for _, k := range kids {
-			_ = syscall.Kill(k.pid, syscall.SIGKILL)
-			if k.pgrp == k.pid {
-				signalGroup(k.pid, syscall.SIGKILL)
-			}
-		}
-		if len(kids) == 0 || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 
