@@ -257,6 +257,7 @@ func (e *env) startPTY(cols, rows int, noColor bool, args ...string) *ptyRun {
 		}
 	})
 	p.signal = func(s os.Signal) error { return cmd.Process.Signal(s) }
+	p.terminal = f
 	return p
 }
 
@@ -268,6 +269,9 @@ type ptyRun struct {
 	exited chan struct{}
 	err    error
 	signal func(os.Signal) error
+	// terminal is the pseudo-terminal's master: what is written to it is
+	// typed on the terminal (Ctrl-C is "\x03").
+	terminal *os.File
 }
 
 // waitOutput waits until the output matches re.
