@@ -304,14 +304,17 @@ func environ(spec Spec) []string {
 		}
 		extra = append([]string{"PWD=" + dir}, extra...)
 	}
-	base := spec.Env
+	base, env := spec.Env, []string(nil)
 	if base == nil {
 		if len(extra) == 0 {
 			return nil
 		}
+		// A copy of its own: filtered in place.
 		base = os.Environ()
+		env = base[:0]
+	} else {
+		env = make([]string, 0, len(base)+len(extra))
 	}
-	env := make([]string, 0, len(base)+len(extra))
 	for i, kv := range base {
 		if !setLater(kv, base[i+1:]) && !setLater(kv, extra) {
 			env = append(env, kv)

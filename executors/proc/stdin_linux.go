@@ -26,10 +26,15 @@ func stdinPipe(data []byte) (*os.File, error) {
 	}
 	r, w := fds[0], fds[1]
 	defer unix.Close(w)
-	if size, err := unix.FcntlInt(uintptr(w), unix.F_GETPIPE_SZ, 0); err != nil || size < len(data) {
-		if _, err := unix.FcntlInt(uintptr(w), unix.F_SETPIPE_SZ, len(data)); err != nil {
-			unix.Close(r)
-			return nil, nil
+	// Any pipe holds a page, even once the user's pipes have used up
+	// /proc/sys/fs/pipe-user-pages-soft; only a larger input may need the
+	// pipe to grow.
+	if len(data) > os.Getpagesize() {
+		if size, err := unix.FcntlInt(uintptr(w), unix.F_GETPIPE_SZ, 0); err != nil || size < len(data) {
+			if _, err := unix.FcntlInt(uintptr(w), unix.F_SETPIPE_SZ, len(data)); err != nil {
+				unix.Close(r)
+				return nil, nil
+			}
 		}
 	}
 	for p := data; len(p) > 0; {
