@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/executors/proc"
@@ -26,9 +28,14 @@ func agentCommand(cmd *cobra.Command) *cobra.Command {
 // runtime's exit code through cobra; or nil, to run the command here, for
 // a command that starts no agent (list, show, --help pay for no second
 // process), in the runtime itself, and where there is no ancestor to be.
-func superviseAgents(cmd *cobra.Command) error {
+func (a *app) superviseAgents(cmd *cobra.Command) error {
 	if cmd.Annotations[runsAgents] == "" || !proc.WantsAncestor() {
 		return nil
+	}
+	if a.handedOver != "" {
+		// The runtime was handed the command too: it must know, lest it
+		// hand it back (companion.go).
+		_ = os.Setenv(handedOverEnv, a.handedOver)
 	}
 	code, err := proc.RunAncestor()
 	if err != nil {

@@ -100,7 +100,7 @@ edited resumes without paying for finished calls again.`,
 		if a.jsBusyLimit <= 0 {
 			return usageErrorf("--js-busy-limit must be a positive duration, such as 30s or 5m, not %s", a.jsBusyLimit)
 		}
-		return superviseAgents(cmd)
+		return a.superviseAgents(cmd)
 	}
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version and the revision it was built from")
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "project directory (default: the current directory)")
@@ -125,7 +125,7 @@ edited resumes without paying for finished calls again.`,
 		a.versionCommand(),
 		a.fakeModelCommand(),
 		a.worktreesCommand(),
-		agentCommand(a.workerCommand()),
+		a.workerCommand(),
 	)
 	return root
 }

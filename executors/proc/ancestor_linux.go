@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -60,7 +61,7 @@ const singleProcessEnv = "DYNWORKFLOW_SINGLE_PROCESS"
 // runtime child and be its ancestor (RunAncestor): on Linux, unless it is
 // a runtime itself or singleProcessEnv is set.
 func WantsAncestor() bool {
-	return self.ancestor.Load() == 0 && os.Getenv(singleProcessEnv) == ""
+	return us.ancestor.Load() == 0 && os.Getenv(singleProcessEnv) == ""
 }
 
 // runtimeStartPatience bounds the retries of a runtime start that failed
@@ -148,6 +149,9 @@ func startRuntime() (*ancestor, error) {
 	}
 	a.rt = p.Pid
 	_ = p.Release() // we wait for it ourselves, with wait4, to see it stop
+	// What the program allocated on its way here (its packages' set-up,
+	// the command line) is the runtime's business now: give it back.
+	debug.FreeOSMemory()
 	// Now that no child can inherit it: taking the terminal back from the
 	// runtime's group while ours is in the background must not stop us.
 	signal.Ignore(syscall.SIGTTOU)

@@ -33,3 +33,6 @@ func downErr() error { return nil }
 
 // Pid is our pid.
 func Pid() int { return os.Getpid() }
+
+// ExecEnv is nil: there is no runtime to go on as.
+func ExecEnv() []string { return nil }

@@ -93,8 +93,8 @@ func openDescriptors(t *testing.T) int {
 func TestGoingDownIsInfrastructure(t *testing.T) {
 	reg := openRegistry(t)
 	var down error = errAncestorDied{pid: 1}
-	self.down.Store(&down)
-	t.Cleanup(func() { self.down.Store(nil) })
+	us.down.Store(&down)
+	t.Cleanup(func() { us.down.Store(nil) })
 	_, err := Run(context.Background(), Spec{Path: "/bin/true", Registry: reg}, nil)
 	if executors.ClassOf(err) != executors.Infrastructure || !strings.Contains(err.Error(), "was killed") {
 		t.Errorf("a start going down = %v, want an infrastructure failure that says why", err)

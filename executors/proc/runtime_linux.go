@@ -30,23 +30,25 @@ import (
 // of the lifeline.
 const runtimeEnv = "DYNWORKFLOW_RUNTIME_OF"
 
-// lineage is what this process knows of its place in the process tree.
-// There is one per process, like its pid, so it is a package variable:
+// lineage is what a process knows of its place in the process tree. There
+// is one per process, like its pid, so ours, us, is a package variable:
 // set once by Main before anything else runs, and read by every start.
 type lineage struct {
 	// ancestor is the pid of our ancestor, 0 when we have none.
 	ancestor atomic.Int64
+	// lifeline is the descriptor of our end of the lifeline.
+	lifeline atomic.Int64
 	// down is set once we go down because our ancestor died: no agent
 	// may start after that, and the agents that were running were killed
 	// by us, not by their own failure.
 	down atomic.Pointer[error]
 }
 
-var self lineage
+var us lineage
 
 // downErr is why agents may no longer start, nil while they may.
 func downErr() error {
-	if p := self.down.Load(); p != nil {
+	if p := us.down.Load(); p != nil {
 		return *p
 	}
 	return nil
@@ -56,7 +58,7 @@ func downErr() error {
 // kernel reparents us the moment it dies, before its parent can even reap
 // it, so one system call tells.
 func orphaned() bool {
-	a := self.ancestor.Load()
+	a := us.ancestor.Load()
 	return a != 0 && int64(unix.Getppid()) != a
 }
 
@@ -128,7 +130,8 @@ func takeUpRuntime() (*os.File, bool) {
 		// the ancestor's plain child, still killed with it (below).
 		fmt.Fprintln(os.Stderr, "dynworkflow: warning: cannot become a child subreaper:", err)
 	}
-	self.ancestor.Store(int64(pid))
+	us.ancestor.Store(int64(pid))
+	us.lifeline.Store(int64(fd))
 	if orphaned() {
 		// The ancestor died before we could record it: go with it.
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -172,8 +175,8 @@ func watchLifeline(lifeline *os.File) {
 			break // EOF: the ancestor is gone
 		}
 	}
-	err := error(errAncestorDied{pid: int(self.ancestor.Load())})
-	self.down.Store(&err)
+	err := error(errAncestorDied{pid: int(us.ancestor.Load())})
+	us.down.Store(&err)
 	killTree(os.Getpid(), killPatience, nil)
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 }
@@ -192,8 +195,23 @@ func reapOrphans() {
 // Pid is the pid users know this process by: its ancestor's, the process
 // they started, when this process is a runtime.
 func Pid() int {
-	if a := self.ancestor.Load(); a != 0 {
+	if a := us.ancestor.Load(); a != 0 {
 		return int(a)
 	}
 	return os.Getpid()
+}
+
+// ExecEnv is what a program that this runtime execs in its own place (the
+// companion build, say) needs in its environment to go on as the runtime,
+// under the same ancestor; nil when this process is no runtime. It lets
+// the lifeline outlive the exec.
+func ExecEnv() []string {
+	a, fd := us.ancestor.Load(), us.lifeline.Load()
+	if a == 0 {
+		return nil
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+		return nil
+	}
+	return []string{runtimeEnv + "=" + strconv.FormatInt(a, 10) + ":" + strconv.FormatInt(fd, 10)}
 }

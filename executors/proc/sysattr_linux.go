@@ -75,7 +75,7 @@ func startUnlessDown(path string, argv []string, attr *os.ProcAttr) (*os.Process
 		return nil, err
 	}
 	if orphaned() {
-		return nil, errAncestorDied{pid: int(self.ancestor.Load())}
+		return nil, errAncestorDied{pid: int(us.ancestor.Load())}
 	}
 	p, err := os.StartProcess(path, argv, attr)
 	if err != nil {
@@ -84,7 +84,7 @@ func startUnlessDown(path string, argv []string, attr *os.ProcAttr) (*os.Process
 	if orphaned() {
 		signalGroup(p.Pid, syscall.SIGKILL)
 		_, _ = p.Wait()
-		return nil, errAncestorDied{pid: int(self.ancestor.Load())}
+		return nil, errAncestorDied{pid: int(us.ancestor.Load())}
 	}
 	return p, nil
 }
