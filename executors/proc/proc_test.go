@@ -453,3 +453,20 @@ func TestChildEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// How a child ended reads as a sentence after its name.
+func TestExitString(t *testing.T) {
+	tests := []struct {
+		ex   Exit
+		want string
+	}{
+		{Exit{Code: 3}, "exited with status 3"},
+		{Exit{Code: -1, Signal: syscall.SIGKILL}, "was killed by SIGKILL"},
+		{Exit{Code: -1, Signal: syscall.SIGTERM}, "was killed by SIGTERM"},
+	}
+	for _, tc := range tests {
+		if got := tc.ex.String(); got != tc.want {
+			t.Errorf("%+v reads %q, want %q", tc.ex, got, tc.want)
+		}
+	}
+}
