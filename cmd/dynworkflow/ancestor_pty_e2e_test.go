@@ -54,9 +54,9 @@ func TestCtrlCOnTheTerminalPausesTheRun(t *testing.T) {
 // exitPausedCode is the CLI's exit code for a paused run.
 const exitPausedCode = 2
 
-// Ctrl-Z stops dynworkflow as a job of an interactive shell: the shell
-// reports it stopped and gets the terminal back, and fg continues the run
-// to its end, with its exit code.
+// Ctrl-Z stops dynworkflow as a job of an interactive shell, in a
+// pipeline: the shell reports it stopped and gets the terminal back, and
+// fg continues the run to its end, with its exit code.
 func TestCtrlZStopsTheJobAndFgContinuesIt(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("needs bash for an interactive shell with job control")
@@ -96,7 +96,9 @@ func TestCtrlZStopsTheJobAndFgContinuesIt(t *testing.T) {
 	cmdline := strings.Join([]string{binPath, "--state-dir", e.state, "--cwd", e.dir, "run", "slow.workflow.js",
 		"--command-executor", `"slow=sh -c 'echo > \"\$0\"; sleep 0.5; echo ok' {prompt}"`, "--executor", "slow", "--json",
 		"--args", `'{"mark":"` + mark + `"}'`}, " ")
-	if _, err := f.Write([]byte(cmdline + "\n")); err != nil {
+	// In a pipeline, as "dynworkflow run ... | tee log" would be: the
+	// whole job stops, or the shell would wait on the command after it.
+	if _, err := f.Write([]byte("set -o pipefail; " + cmdline + " | cat\n")); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the first agent to start", func() bool { _, err := os.Stat(first); return err == nil })

@@ -226,11 +226,14 @@ func (a *ancestor) reap() (syscall.WaitStatus, bool) {
 	}
 }
 
-// stopLike stops us as the runtime was stopped, so that the shell sees its
-// job stop. A job-control stop of an orphaned process group is dropped by
-// the kernel: nobody would continue it. Ours is orphaned when no shell of
-// our session is our parent (we lead the session, say): then the runtime
-// is continued at once, as it would have gone on in one process.
+// stopLike stops our process group as the runtime was stopped, as the
+// terminal would have stopped it had the runtime been in it: so the shell
+// sees its job stop, the other commands of a pipeline (dynworkflow run x |
+// tee log) included. A job-control stop of an orphaned process group is
+// dropped by the kernel: nobody would continue it. Ours is orphaned when
+// no shell of our session is our parent (we lead the session, say): then
+// the runtime is continued at once, as it would have gone on in one
+// process.
 func (a *ancestor) stopLike(sig syscall.Signal) {
 	ppid := unix.Getppid()
 	pg, err1 := unix.Getpgid(ppid)
@@ -240,7 +243,7 @@ func (a *ancestor) stopLike(sig syscall.Signal) {
 		_ = syscall.Kill(-a.rt, syscall.SIGCONT)
 		return
 	}
-	raiseDefault(sig)
+	raiseDefault(sig, true)
 	// We are continued: resume, run on SIGCONT, hands the terminal back.
 }
 
@@ -274,23 +277,31 @@ func (a *ancestor) cleanUp() {
 // would be the one of interest.
 func dieOf(sig syscall.Signal) {
 	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
-	raiseDefault(sig)
+	raiseDefault(sig, false)
 	// Still here: the signal cannot end us (we are init in a pid
 	// namespace, say).
 	os.Exit(128 + int(sig))
 }
 
-// raiseDefault delivers sig to the calling thread with the signal's
-// default action, whatever Go installed for it, and then restores Go's
-// handler. Sent to this thread, the signal is acted on before tgkill
-// returns: a stop stops us there, and we go on once continued.
-func raiseDefault(sig syscall.Signal) {
+// raiseDefault delivers sig with its default action, whatever Go installed
+// for it, to the calling thread, or to our whole process group, and then
+// restores Go's handler. The calling thread acts on it before the system
+// call returns: a stop stops us there (the whole process), and we go on
+// once continued.
+func raiseDefault(sig syscall.Signal, group bool) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	// A struct sigaction of zeros is SIG_DFL with no flags and an empty
 	// mask on every architecture; old is larger than any of them.
 	var dfl, old [64]uint64
 	_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+	if group {
+		// The others first, then this thread: the signal to the group
+		// may be taken by another of our threads, which might not act
+		// on it before we restore the handler. The SIGCONT that ends a
+		// stop discards the stop signals still pending.
+		_ = syscall.Kill(0, sig)
+	}
 	_ = unix.Tgkill(os.Getpid(), unix.Gettid(), sig)
 	if e == 0 {
 		_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
