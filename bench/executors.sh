@@ -141,37 +141,50 @@ for round in $(seq 1 "$REPS"); do
 done
 echo "== load average at the end: $(loadavg)" >&2
 
+# The figures are medians over the rounds, and a comparison with the floor
+# is the median of the rounds' own comparisons: each round's runs met the
+# same machine.
 median() { tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "?"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 most() { tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g | tail -n 1; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "?" }'; }
-secs() { awk -v ms="$1" 'BEGIN { if (ms + 0 > 0) printf "%.3f", ms / 1000; else print "?" }'; }
-perAgent() { awk -v a="$1" -v f="$2" -v n="$N" 'BEGIN { if (a + 0 > 0 && f + 0 > 0) printf "%.3f", (a - f) / n; else print "?" }'; }
+secs() { awk -v ms="$1" 'BEGIN { if (ms != "?") printf "%.3f", ms / 1000; else print "?" }'; }
+# paired OP A B: per round, A/B (OP=ratio) or (A-B)/N in ms (OP=beyond).
+paired() {
+	awk -v op="$1" -v a="$2" -v b="$3" -v n="$N" 'BEGIN {
+		k = split(a, x, " "); split(b, y, " ")
+		for (i = 1; i <= k; i++) {
+			if (x[i] == "?" || y[i] == "?" || y[i] + 0 <= 0) continue
+			printf "%s ", (op == "ratio") ? x[i] / y[i] : (x[i] - y[i]) / n
+		}
+	}'
+}
+fmt() { awk -v v="$1" -v f="$2" 'BEGIN { if (v == "?" || v == "") print "?"; else printf f, v }'; }
 
-floor=$(median "${wall[floor]}") floor_cpu=$(median "${cpu[floor]}")
-result "$N-agent parallel via fake codex: bare spawns, the floor" "$(secs "$floor")" s -
-result "$N-agent parallel via fake codex: bare spawns, the floor, CPU" "$(secs "$floor_cpu")" s -
+result "$N-agent parallel via fake codex: bare spawns, the floor" "$(secs "$(median "${wall[floor]}")")" s -
+result "$N-agent parallel via fake codex: bare spawns, the floor, CPU" "$(secs "$(median "${cpu[floor]}")")" s -
 for who in ours ${BEFORE:+before} ${PEER_CLI:+peer}; do
 	name=dynworkflow
 	[[ $who == before ]] && name="dynworkflow at $BEFORE"
 	[[ $who == peer ]] && name="Node runtime"
-	w=$(median "${wall[$who]}")
 	goal_wall=- goal_rss=-
 	[[ $who == ours ]] && goal_wall="<=1.15" goal_rss="<=25"
-	result "$N-agent parallel: $name wall" "$(secs "$w")" s -
-	result "$N-agent parallel: $name over the floor" "$(ratio "$w" "$(median "${wall[floor]}")")" x "$goal_wall"
-	result "$N-agent parallel: $name wall beyond the floor, per agent" "$(perAgent "$w" "$floor")" ms -
+	result "$N-agent parallel: $name wall" "$(secs "$(median "${wall[$who]}")")" s -
+	result "$N-agent parallel: $name over the floor" "$(fmt "$(median "$(paired ratio "${wall[$who]}" "${wall[floor]}")")" %.2f)" x "$goal_wall"
+	result "$N-agent parallel: $name wall beyond the floor, per agent" "$(fmt "$(median "$(paired beyond "${wall[$who]}" "${wall[floor]}")")" %.3f)" ms -
 	result "$N-agent parallel: $name peak RSS" "$(most "${rss[$who]}")" MB "$goal_rss"
-	c=$(median "${cpu[$who]}")
-	result "$N-agent parallel: $name CPU, agents included" "$(secs "$c")" s -
-	result "$N-agent parallel: $name CPU over the floor's" "$(ratio "$c" "$floor_cpu")" x -
-	result "$N-agent parallel: $name CPU beyond the floor's, per agent" "$(perAgent "$c" "$floor_cpu")" ms -
+	result "$N-agent parallel: $name CPU, agents included" "$(secs "$(median "${cpu[$who]}")")" s -
+	result "$N-agent parallel: $name CPU over the floor's" "$(fmt "$(median "$(paired ratio "${cpu[$who]}" "${cpu[floor]}")")" %.2f)" x -
+	result "$N-agent parallel: $name CPU beyond the floor's, per agent" "$(fmt "$(median "$(paired beyond "${cpu[$who]}" "${cpu[floor]}")")" %.3f)" ms -
 done
 if [[ -n $PEER_CLI ]]; then
-	ow=$(median "${wall[ours]}") pw=$(median "${wall[peer]}")
-	result "$N-agent parallel: wall beyond the floor, Node runtime over ours" \
-		"$(awk -v o="$ow" -v p="$pw" -v f="$floor" 'BEGIN { if (o - f > 0) printf "%.1f", (p - f) / (o - f); else print "?" }')" x ">=10"
-	oc=$(median "${cpu[ours]}") pc=$(median "${cpu[peer]}")
-	result "$N-agent parallel: CPU beyond the floor's, Node runtime over ours" \
-		"$(awk -v o="$oc" -v p="$pc" -v f="$floor_cpu" 'BEGIN { if (o - f > 0) printf "%.1f", (p - f) / (o - f); else print "?" }')" x ">=10"
-	result "$N-agent parallel: peak RSS, Node runtime over ours" "$(ratio "$(most "${rss[peer]}")" "$(most "${rss[ours]}")")" x -
+	for what in wall cpu; do
+		declare -n per=$what
+		o=$(median "$(paired beyond "${per[ours]}" "${per[floor]}")") p=$(median "$(paired beyond "${per[peer]}" "${per[floor]}")")
+		label="wall beyond the floor"
+		[[ $what == cpu ]] && label="CPU beyond the floor's"
+		result "$N-agent parallel: $label, Node runtime over ours" \
+			"$(awk -v o="$o" -v p="$p" 'BEGIN { if (o + 0 > 0) printf "%.1f", p / o; else print "?" }')" x ">=10"
+		unset -n per
+	done
+	result "$N-agent parallel: peak RSS, Node runtime over ours" \
+		"$(awk -v p="$(most "${rss[peer]}")" -v o="$(most "${rss[ours]}")" 'BEGIN { if (o + 0 > 0) printf "%.2f", p / o; else print "?" }')" x -
 fi
