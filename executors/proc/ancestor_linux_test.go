@@ -61,10 +61,12 @@ func runFakeRuntimeIfAsked() {
 		os.Exit(4)
 	}
 	agent := func(i int) {
-		_, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", script, "sh", strconv.Itoa(i)}, Registry: reg, Name: "agent"},
+		ex, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", script, "sh", strconv.Itoa(i)}, Registry: reg, Name: "agent"},
 			func(l []byte) { say("%s", l) })
 		if err != nil {
 			say("error %v", err)
+		} else if ex.Signal != 0 {
+			say("ended %s", ex)
 		}
 	}
 	var n, c int
@@ -267,6 +269,28 @@ func TestTheAgentsTreeDiesWithTheRuntime(t *testing.T) {
 				t.Errorf("the ancestor ended with %v, want the runtime's exit status 3", st)
 			}
 		})
+	}
+}
+
+// A runtime going down with its ancestor sees none of its agents die: it
+// would take that for the agent's failure and record it (a call failed, a
+// worktree settled) when a SIGKILL was all there was. The agents die with
+// it instead, frozen until then.
+func TestGoingDownNoAgentIsSeenToDie(t *testing.T) {
+	for range 5 {
+		tr := startTree(t, false, `echo started $$; exec sleep 300`, fakeAgentsEnv+"=4 4")
+		pids := tr.roles(1)
+		time.Sleep(20 * time.Millisecond) // the other three start too
+		if err := tr.top.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		tr.wait()
+		for l := range tr.lines {
+			if strings.HasPrefix(l, "ended") || strings.HasPrefix(l, "error") {
+				t.Errorf("the runtime saw its agent end as it went down: %s", l)
+			}
+		}
+		waitAllGone(t, time.Now(), map[string]int{"runtime": tr.runtime, "agent": pids["started"]})
 	}
 }
 

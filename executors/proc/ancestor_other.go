@@ -36,3 +36,6 @@ func Pid() int { return os.Getpid() }
 
 // ExecEnv is nil: there is no runtime to go on as.
 func ExecEnv() []string { return nil }
+
+// noteAgent has nothing to note: there is no runtime to go down.
+func noteAgent(int, bool) {}

@@ -91,8 +91,15 @@ func groupHasMembers(pgid int) bool {
 	return false
 }
 
-// liveChild is a live process, with its process group.
-type liveChild struct{ pid, pgrp int }
+// liveChild is a live process, with its process group and state (R, S,
+// D, T...).
+type liveChild struct {
+	pid, pgrp int
+	state     byte
+}
+
+// stopped reports whether the process is stopped (or traced).
+func (c liveChild) stopped() bool { return c.state == 'T' || c.state == 't' }
 
 // liveDescendantsOf lists the processes below pid, at any depth, that
 // have not ended (zombies are left out, but not their children), from one
@@ -104,7 +111,7 @@ func liveDescendantsOf(pid int) []liveChild {
 	}
 	type node struct {
 		ppid, pgrp int
-		live       bool
+		state      byte
 	}
 	procs := make(map[int]node, len(ents))
 	for _, de := range ents {
@@ -119,17 +126,17 @@ func liveDescendantsOf(pid int) []liveChild {
 		ppid, err1 := strconv.Atoi(string(f[1]))
 		pgrp, err2 := strconv.Atoi(string(f[2]))
 		if err1 == nil && err2 == nil {
-			procs[p] = node{ppid: ppid, pgrp: pgrp, live: string(f[0]) != "Z" && string(f[0]) != "X"}
+			procs[p] = node{ppid: ppid, pgrp: pgrp, state: f[0][0]}
 		}
 	}
 	var found []liveChild
 	for p, n := range procs {
-		if !n.live {
+		if n.state == 'Z' || n.state == 'X' {
 			continue
 		}
 		for up, depth := n.ppid, 0; up > 1 && depth < len(procs); up, depth = procs[up].ppid, depth+1 {
 			if up == pid {
-				found = append(found, liveChild{pid: p, pgrp: n.pgrp})
+				found = append(found, liveChild{pid: p, pgrp: n.pgrp, state: n.state})
 				break
 			}
 		}

@@ -105,6 +105,7 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 		return Exit{}, startError(spec.Path, err)
 	}
 	pid := c.p.Pid
+	noteAgent(pid, true)
 	entry, regErr := spec.Registry.add(pid, spec.Name, forked[0], forked[1])
 	if regErr != nil {
 		log.Warn("cannot record the child in the registry", "pid", pid, "err", regErr)
@@ -137,6 +138,7 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 		}
 	})
 	ws, waitErr := c.wait(grace)
+	noteAgent(pid, false)
 	close(done)
 	unwatch()
 	// The CLI is gone; whatever it left behind in its group goes too.

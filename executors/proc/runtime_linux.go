@@ -2,11 +2,13 @@ package proc
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -42,6 +44,10 @@ type lineage struct {
 	// may start after that, and the agents that were running were killed
 	// by us, not by their own failure.
 	down atomic.Pointer[error]
+
+	mu sync.Mutex
+	// agents are the pids of the agents running, in a runtime.
+	agents map[int]bool
 }
 
 var us lineage
@@ -167,7 +173,7 @@ func sinkIgnoredSignals() {
 }
 
 // watchLifeline waits for the ancestor's end of the lifeline to close, and
-// then takes everything we started down with us.
+// then goes down, taking everything below us along.
 func watchLifeline(lifeline *os.File) {
 	var b [64]byte
 	for {
@@ -177,8 +183,75 @@ func watchLifeline(lifeline *os.File) {
 	}
 	err := error(errAncestorDied{pid: int(us.ancestor.Load())})
 	us.down.Store(&err)
-	killTree(os.Getpid(), killPatience, nil)
-	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	goDown()
+}
+
+// goDown kills everything below us, and us, as if the SIGKILL that ended
+// our ancestor had ended us too: no agent starts, and none of our code
+// sees an agent die, lest it take that for the agent's failure and record
+// it (a worktree settled, a call failed) when it was ours.
+//
+// So the tree is frozen first: every process below us is stopped, again
+// until a reading of /proc finds none running, so that none can start
+// another or exit. Then everything that is not one of our agents is
+// killed: its death is seen by no code of ours (a stopped agent cannot
+// wait for its children), or by none that matters (an orphan we adopted,
+// which only our reaper waits for). Last we kill ourselves, and our agents
+// die with us, of their Pdeathsig, stopped as they are.
+func goDown() {
+	self := os.Getpid()
+	deadline := time.Now().Add(freezePatience)
+	for {
+		running := 0
+		for _, p := range liveDescendantsOf(self) {
+			if !p.stopped() {
+				_ = syscall.Kill(p.pid, syscall.SIGSTOP)
+				running++
+			}
+		}
+		// A process in the kernel (state D) stops once it leaves it; we
+		// do not wait for ever, and kill what did not stop all the same.
+		if running == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	agents := runningAgents()
+	for _, p := range liveDescendantsOf(self) {
+		if !agents[p.pid] {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	}
+	_ = syscall.Kill(self, syscall.SIGKILL)
+}
+
+// freezePatience bounds the wait for the tree below a runtime that goes
+// down to stop.
+const freezePatience = time.Second
+
+// noteAgent records, in a runtime, an agent that started (true) or was
+// reaped (false): goDown leaves agents to die with us.
+func noteAgent(pid int, running bool) {
+	if us.ancestor.Load() == 0 {
+		return
+	}
+	us.mu.Lock()
+	defer us.mu.Unlock()
+	if us.agents == nil {
+		us.agents = map[int]bool{}
+	}
+	if running {
+		us.agents[pid] = true
+	} else {
+		delete(us.agents, pid)
+	}
+}
+
+// runningAgents is a copy of the set of our running agents.
+func runningAgents() map[int]bool {
+	us.mu.Lock()
+	defer us.mu.Unlock()
+	return maps.Clone(us.agents)
 }
 
 // reapOrphans reaps the exited children of the calling thread.
