@@ -90,7 +90,13 @@ func TestCtrlZStopsTheJobAndFgContinuesIt(t *testing.T) {
 	expect := func(re string) {
 		t.Helper()
 		rx := regexp.MustCompile(re)
-		waitUntil(t, "the terminal to show "+re, func() bool { return rx.MatchString(out.String()) })
+		deadline := time.Now().Add(waitTimeout)
+		for !rx.MatchString(out.String()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the terminal does not show %s after %v:\n%s", re, waitTimeout, out.String())
+			}
+			time.Sleep(tick)
+		}
 	}
 	expect(`shell\$ $`)
 	cmdline := strings.Join([]string{binPath, "--state-dir", e.state, "--cwd", e.dir, "run", "slow.workflow.js",

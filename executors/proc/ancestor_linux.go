@@ -284,10 +284,10 @@ func dieOf(sig syscall.Signal) {
 }
 
 // raiseDefault delivers sig with its default action, whatever Go installed
-// for it, to the calling thread, or to our whole process group, and then
-// restores Go's handler. The calling thread acts on it before the system
-// call returns: a stop stops us there (the whole process), and we go on
-// once continued.
+// for it, to the calling thread, and to the rest of our process group if
+// asked, and then restores Go's handler. The calling thread acts on it
+// before the system call returns: a stop stops us there (the whole
+// process), and we go on once continued.
 func raiseDefault(sig syscall.Signal, group bool) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -296,11 +296,15 @@ func raiseDefault(sig syscall.Signal, group bool) {
 	var dfl, old [64]uint64
 	_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
 	if group {
-		// The others first, then this thread: the signal to the group
-		// may be taken by another of our threads, which might not act
-		// on it before we restore the handler. The SIGCONT that ends a
-		// stop discards the stop signals still pending.
-		_ = syscall.Kill(0, sig)
+		// The others one by one, not the group: a signal to the group
+		// would reach us too, and could be taken by another of our
+		// threads and stop us while we are still in kill(2), and the
+		// tgkill below stop us again once we are continued.
+		for _, pid := range groupMembers(unix.Getpgrp()) {
+			if pid != os.Getpid() {
+				_ = syscall.Kill(pid, sig)
+			}
+		}
 	}
 	_ = unix.Tgkill(os.Getpid(), unix.Gettid(), sig)
 	if e == 0 {

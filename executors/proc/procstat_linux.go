@@ -75,20 +75,7 @@ func startTime(pid int) (uint64, error) {
 
 // groupHasMembers reports whether any process is in group pgid.
 func groupHasMembers(pgid int) bool {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, de := range ents {
-		pid, err := strconv.Atoi(de.Name())
-		if err != nil {
-			continue
-		}
-		if pg, _, err := stat(pid); err == nil && pg == pgid {
-			return true
-		}
-	}
-	return false
+	return len(groupMembers(pgid)) > 0
 }
 
 // liveChild is a live process, with its process group and state (R, S,
@@ -142,6 +129,25 @@ func liveDescendantsOf(pid int) []liveChild {
 		}
 	}
 	return found
+}
+
+// groupMembers lists the processes in process group pgrp.
+func groupMembers(pgrp int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, de := range ents {
+		p, err := strconv.Atoi(de.Name())
+		if err != nil {
+			continue
+		}
+		if pg, _, err := stat(p); err == nil && pg == pgrp {
+			pids = append(pids, p)
+		}
+	}
+	return pids
 }
 
 // killTree kills every process below pid, and the process group of each
