@@ -89,9 +89,56 @@ type liveChild struct {
 func (c liveChild) stopped() bool { return c.state == 'T' || c.state == 't' }
 
 // liveDescendantsOf lists the processes below pid, at any depth, that
-// have not ended (zombies are left out, but not their children), from one
-// reading of /proc.
+// have not ended (zombies are left out, but not their children). It walks
+// down from pid through /proc/PID/task/TID/children, which costs as much
+// as the tree is large; where the kernel has no such file it reads the
+// whole of /proc.
 func liveDescendantsOf(pid int) []liveChild {
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children"); err != nil {
+		return scanDescendantsOf(pid)
+	}
+	var found []liveChild
+	seen := map[int]bool{pid: true}
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range childrenOf(queue[0]) {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			queue = append(queue, c)
+			if f, err := statFields(c); err == nil && f[0][0] != 'Z' && f[0][0] != 'X' {
+				pg, _ := strconv.Atoi(string(f[2]))
+				found = append(found, liveChild{pid: c, pgrp: pg, state: f[0][0]})
+			}
+		}
+	}
+	return found
+}
+
+// childrenOf lists the children of every thread of pid.
+func childrenOf(pid int) []int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var kids []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range bytes.Fields(b) {
+			if c, err := strconv.Atoi(string(f)); err == nil {
+				kids = append(kids, c)
+			}
+		}
+	}
+	return kids
+}
+
+// scanDescendantsOf is liveDescendantsOf from one reading of all of /proc.
+func scanDescendantsOf(pid int) []liveChild {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil

@@ -200,6 +200,9 @@ func watchLifeline(lifeline *os.File) {
 // die with us, of their Pdeathsig, stopped as they are.
 func goDown() {
 	self := os.Getpid()
+	if len(liveDescendantsOf(self)) == 0 {
+		_ = syscall.Kill(self, syscall.SIGKILL) // nothing to take along
+	}
 	deadline := time.Now().Add(freezePatience)
 	for {
 		running := 0
