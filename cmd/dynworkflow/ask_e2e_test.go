@@ -122,7 +122,7 @@ return 'ran'`)
 // type_ types keys on the terminal.
 func type_(t *testing.T, p *ptyRun, keys string) {
 	t.Helper()
-	if _, err := p.in.Write([]byte(keys)); err != nil {
+	if _, err := p.terminal.Write([]byte(keys)); err != nil {
 		t.Fatalf("type %q: %v", keys, err)
 	}
 }

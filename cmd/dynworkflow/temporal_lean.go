@@ -97,6 +97,9 @@ func (a *app) runsElsewhere() (web.RunSource, error) {
 	return nil, a.handOver("serving a project with runs on Temporal")
 }
 
+// workerCommand hands the worker over in the process the user started,
+// which the companion's worker then makes the ancestor of its runtime:
+// not an agent command here (ancestor.go).
 func (a *app) workerCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "worker",

@@ -25,7 +25,7 @@ var (
 	// cannot serve any call (missing binary, no login, unknown model).
 	ErrExecutorUnavailable = errors.New("executor unavailable")
 	// ErrInfrastructure is a call stopped because of a fault of ours that
-	// did not clear (our supervisor, descriptors, pipes, spawning): the
+	// did not clear (descriptors, pipes, spawning): the
 	// run pauses, and the call runs again on resume.
 	ErrInfrastructure = errors.New("infrastructure fault")
 	// ErrCostCap is a call the dollar cap (--max-cost) kept from
