@@ -123,8 +123,8 @@ const (
 	// until the user fixes what Fix says and resumes.
 	Unavailable
 	// Infrastructure failures are ours, not the agent's: the process
-	// tree was torn down under it, descriptors, memory or processes ran out, a pipe or a spawn
-	// failed, our own helper could not start. The agent's answer was never
+	// tree was torn down under it, descriptors, memory or processes ran
+	// out, a pipe or a spawn failed, our own helper could not start. The agent's answer was never
 	// in question, so the call is never a terminal failure: it runs again
 	// once the fault clears, and the run pauses with the reason when it
 	// does not.
