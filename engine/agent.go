@@ -24,6 +24,15 @@ type agentCall struct {
 	release context.CancelFunc
 	// dir is where the agent works: the project, or the call's worktree.
 	dir string
+	// queued is when the call was handed to the scheduler.
+	queued time.Time
+	// batch is the fan-out the call was made in, if any (see lang.Batch),
+	// and waited says the call found the concurrency cap reached: it
+	// waited for a slot, and a cancelled batch ends it before it starts.
+	batch  *lang.Batch
+	waited bool
+	// ctl is how the user stops or restarts the call while it runs.
+	ctl callControl
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
@@ -35,7 +44,8 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 		done(nil, err)
 		return
 	}
-	c := &agentCall{Call: pc, run: r, done: done}
+	c := &agentCall{Call: pc, run: r, done: done, batch: lang.BatchOf(ctx)}
+	r.enterPhase(sc, opts.Phase)
 	if p := pc.Prior; p != nil {
 		if w, ok := p.Kept.(*Worktree); ok {
 			r.noteReplayedWorktree(sc, c.Path, opts.Label, w)
@@ -46,8 +56,13 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 		done(p.Result, nil)
 		return
 	}
+	if pc.Given != nil {
+		r.giveAnswer(c)
+		return
+	}
 	c.ctx, c.release = r.callContext(ctx)
 	r.calls.Add(1)
+	c.queued = time.Now()
 	if !r.sched.submit(c) {
 		c.release()
 		r.calls.Done()
@@ -61,14 +76,28 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 func (c *agentCall) runLive() {
 	r := c.run
 	ctx := c.ctx
+	// A sibling met the agent cap while this call waited for a slot. (A
+	// call that found a slot is under way, as in the Node runtime.)
+	if err := c.batch.Err(); err != nil && c.waited {
+		c.settle(nil, err)
+		return
+	}
 	if err := c.Begin(ctx); err != nil {
+		if errors.Is(err, callpolicy.ErrCostCap) {
+			// The run pauses once the calls within the cap have ended;
+			// this one waits for that and runs on resume.
+			r.pauseWhenIdle(r.policy.CapReason())
+			<-ctx.Done()
+			c.settle(nil, context.Cause(ctx))
+			return
+		}
 		c.settle(nil, err)
 		return
 	}
 	started := time.Now()
 	c.dir = r.rt.cfg.Cwd
 	var iso *isolated
-	if c.Opts.Isolation == "worktree" {
+	if c.Opts.Isolation == "worktree" && !r.rt.cfg.NoWorktrees {
 		var err error
 		if iso, err = c.isolate(ctx); err != nil {
 			c.isolationFailed(err, started)
@@ -77,9 +106,11 @@ func (c *agentCall) runLive() {
 		c.dir = iso.dir
 	}
 	r.running.Add(1)
+	r.controls.Store(c.Path, c)
+	defer r.controls.Delete(c.Path)
 	rec := &record{Type: recStarted, Path: c.Path, Kind: "agent", Fingerprint: c.FP, Call: &callInfo{
 		Label: c.Opts.Label, Phase: c.Phase, Prompt: c.Prompt, Executor: c.Executor, Model: c.Model, Effort: c.Effort,
-		Permissions: c.Permissions, Schema: c.Opts.Schema,
+		Permissions: c.Permissions, Schema: c.Opts.Schema, Route: c.Route,
 	}}
 	if iso != nil {
 		// Durable before the agent runs: recovery commits the edits in a
@@ -96,11 +127,14 @@ func (c *agentCall) runLive() {
 		r.append(rec)
 	}
 	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Executor: c.Executor,
-		Worktree: rec.Worktree}.withPrompt(c.Prompt))
+		Worktree: rec.Worktree, Model: c.Model, Effort: c.Effort, Permissions: string(c.Permissions), Route: c.Route,
+		QueuedMs: started.Sub(c.queued).Milliseconds()}.withPrompt(c.Prompt))
 
 	out := c.RunLive(ctx, launcher{c})
-	r.running.Add(-1)
 	r.addUsage(out.Usage)
+	r.running.Add(-1)
+	r.poke()
+	r.publishSpend()
 
 	var wt *Worktree
 	if iso != nil {
@@ -135,7 +169,8 @@ func (c *agentCall) runLive() {
 		r.policy.Counts.Live.Add(1)
 		r.settled.note(c, out.Value, out.Usage, nil)
 		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Executor: c.Executor,
-			Usage: &out.Usage, Worktree: wt}.withResult(out.Value))
+			Usage: &out.Usage, Worktree: wt, Attempt: out.Attempts, Model: out.Result.Model, Provider: out.Result.Provider,
+			DurationMs: done.Answer.DurMs}.withResult(out.Value))
 		c.settle(out.Value, nil)
 	})
 }
@@ -151,7 +186,7 @@ func (c *agentCall) settle(answer json.RawMessage, err error) {
 // null, or a throw.
 func (c *agentCall) fail(out callpolicy.Outcome, started time.Time, wt *Worktree) {
 	r := c.run
-	info := &errorInfo{Class: executors.ClassOf(out.Err).String(), Message: out.Err.Error()}
+	info := &errorInfo{Class: callpolicy.FailureClass(out.Err), Message: out.Err.Error()}
 	var ee *Error
 	if errors.As(out.Err, &ee) {
 		info.Code = ee.Code
@@ -162,7 +197,8 @@ func (c *agentCall) fail(out callpolicy.Outcome, started time.Time, wt *Worktree
 	r.policy.Counts.Failed.Add(1)
 	r.settled.note(c, nil, out.Usage, out.Err)
 	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Error: info.Message,
-		Class: info.Class, Worktree: wt})
+		Class: info.Class, Worktree: wt, Executor: c.Executor, Usage: &out.Usage, Attempt: out.Attempts,
+		DurationMs: time.Since(started).Milliseconds()})
 	c.settle(c.ForScript(out))
 }
 
@@ -170,6 +206,20 @@ func (c *agentCall) fail(out callpolicy.Outcome, started time.Time, wt *Worktree
 type launcher struct{ c *agentCall }
 
 func (l launcher) Launch(ctx context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
+	actx, end, err := l.c.ctl.begin(ctx)
+	if err != nil {
+		return callpolicy.AttemptResult{Err: err} // stopped between attempts
+	}
+	res := l.launch(actx, a)
+	if cause := end(); ctx.Err() == nil && cause != nil {
+		// The user stopped or restarted this attempt: that, not what the
+		// killed executor said, is why it ended.
+		res.Err = cause
+	}
+	return res
+}
+
+func (l launcher) launch(ctx context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
 	c, r := l.c, l.c.run
 	exec, err := r.executors.Get(c.Executor)
 	if err != nil {
@@ -180,7 +230,7 @@ func (l launcher) Launch(ctx context.Context, a callpolicy.Attempt) callpolicy.A
 	req := executors.Request{
 		RunID: r.id, Path: c.Path, Prompt: a.Prompt, Model: c.Model, Effort: c.Effort,
 		AgentType: c.Opts.AgentType, Isolation: c.Opts.Isolation, Permissions: c.Permissions, Schema: c.Opts.Schema,
-		Dir: c.dir, Attempt: a.N,
+		Dir: c.dir, Attempt: a.N, Env: r.callEnv(c.Path),
 	}
 	observe := func(p executors.Progress) {
 		r.rt.bus.Publish(r.id, EventCallProgress, ProgressPayload{Path: c.Path, Progress: p})
@@ -188,13 +238,21 @@ func (l launcher) Launch(ctx context.Context, a callpolicy.Attempt) callpolicy.A
 	return callpolicy.RunAttempt(ctx, exec, req, c.Timeout, c.Schema, observe)
 }
 
-func (launcher) Wait(ctx context.Context, d time.Duration) error {
+func (l launcher) Wait(ctx context.Context, d time.Duration) error {
+	wctx, end, err := l.c.ctl.begin(ctx)
+	if err != nil {
+		return err
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		end()
 		return nil
-	case <-ctx.Done():
+	case <-wctx.Done():
+		if cause := end(); ctx.Err() == nil && cause != nil {
+			return cause
+		}
 		return context.Cause(ctx)
 	}
 }
@@ -203,8 +261,11 @@ func (l launcher) Retrying(rt callpolicy.Retry) {
 	c, r := l.c, l.c.run
 	r.append(&record{Type: recRetry, Path: c.Path, Error: &errorInfo{Class: rt.Class, Message: rt.Err.Error()}})
 	msg := rt.Err.Error()
-	if rt.Class == "schema" {
+	switch rt.Class {
+	case "schema":
 		msg = "schema: " + msg
+	case "restarted":
+		msg = "restarted by the user"
 	}
 	r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Error: msg,
 		Attempt: rt.Attempt, Class: rt.Class, WaitMs: rt.Wait.Milliseconds()})

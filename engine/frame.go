@@ -25,7 +25,7 @@ type frame struct {
 // the scope of its workflow() call, nil for the main script.
 func newFrame(r *Run, path string, depth int, script lang.Script, args json.RawMessage, parent *scope) *frame {
 	return &frame{run: r, path: path, depth: depth, script: script, args: args,
-		policy: callpolicy.NewFrame(path, callpolicy.IdentityOf(script.Hash(), args), parent)}
+		policy: callpolicy.NewFrame(path, callpolicy.IdentityOf(script.Hash(), args), script.Meta(), parent)}
 }
 
 var _ lang.Env = (*frame)(nil)

@@ -39,6 +39,9 @@ type history struct {
 	// worktrees is what the journal says of each isolated call's worktree,
 	// by directory.
 	worktrees map[string]*worktreeTrail
+	// traces are the traces of the executions that were traced, oldest
+	// first, for a new execution's trace to link to.
+	traces []TraceContext
 }
 
 // foldRecord is the part of a record a resume needs. Prompts, transcripts
@@ -92,6 +95,9 @@ func loadHistory(path string) (*history, error) {
 			h.args, h.options = r.Run.Args, r.Run.Options
 			h.executors = r.Run.Executors
 			h.ledger.Ran(callpolicy.Run{Epoch: 0, Identity: callpolicy.IdentityOf(h.scriptHash, h.args)})
+			if r.Run.Trace != nil {
+				h.traces = append(h.traces, *r.Run.Trace)
+			}
 		case recResume:
 			if r.Resume == nil {
 				return errors.New("a resume record without its header")
@@ -108,6 +114,9 @@ func loadHistory(path string) (*history, error) {
 			h.executors = mergeDefinitions(h.executors, r.Resume.Executors)
 			h.end = nil
 			h.ledger.Ran(callpolicy.Run{Epoch: r.Epoch, Identity: callpolicy.IdentityOf(h.scriptHash, h.args)})
+			if r.Resume.Trace != nil {
+				h.traces = append(h.traces, *r.Resume.Trace)
+			}
 		case recScript:
 			if s := r.Script; s != nil {
 				h.ledger.Ran(callpolicy.Run{Frame: s.Frame, Epoch: r.Epoch, Identity: callpolicy.IdentityOf(s.Hash, s.Args)})

@@ -72,9 +72,8 @@ type KeptWorktree struct {
 // project is not a git working tree, or it has no commit yet.
 var ErrIsolationUnavailable = errors.New("worktree isolation is unavailable")
 
-// CodeIsolationUnavailable is the code of ErrIsolationUnavailable (ours:
-// the Node runtime never refuses isolation, it skips it).
-const CodeIsolationUnavailable = "ISOLATION_UNAVAILABLE"
+// CodeIsolationUnavailable is the code of ErrIsolationUnavailable.
+const CodeIsolationUnavailable = callpolicy.CodeIsolationUnavailable
 
 const (
 	// settleTimeout bounds committing an agent's edits; it runs even when
@@ -428,7 +427,7 @@ func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, 
 // worktree when it was killed with it: nothing else uses that worktree,
 // and the lock would make committing its edits fail.
 func clearStaleIndexLock(ctx context.Context, tree *worktree.Tree, rt *Runtime) {
-	gitDir, err := tree.GitDir(ctx)
+	gitDir, err := tree.GitDir()
 	if err != nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -57,9 +58,11 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 
 // ResolveWorkflow finds a workflow by path (relative to dir, then to the
 // project) or by saved name: .claude/workflows/ and .dynworkflow/workflows/
-// of the project, then the saved/ folders of the state.
+// of the project, then the saved/ folders of the state. A project's saved
+// workflow that has the name of one of the user's is used only once the
+// user allowed its content (see ProjectWorkflowDoes).
 func (rt *Runtime) ResolveWorkflow(ref, dir string) (lang.Script, error) {
-	return ResolveWorkflow(rt.cfg.Hosts, rt.cfg.Cwd, rt.store.SavedDirs(), ref, dir)
+	return ResolveWorkflow(rt.cfg.Hosts, rt.cfg.Cwd, rt.savedDirs(), ref, dir)
 }
 
 // ResolveWorkflow finds a workflow as Runtime.ResolveWorkflow does, for the
@@ -84,15 +87,61 @@ func ResolveWorkflow(hosts *lang.Registry, cwd string, savedDirs []string, ref, 
 		filepath.Join(cwd, ".claude", "workflows"),
 		filepath.Join(cwd, ".dynworkflow", "workflows"),
 	}, savedDirs...)
-	for _, d := range dirs {
+	for i, d := range dirs {
 		for _, ext := range hosts.Extensions() {
 			p := filepath.Join(d, ref+ext)
-			if _, err := os.Stat(p); err == nil {
-				return hosts.LoadFile(p)
+			if _, err := os.Stat(p); err != nil {
+				continue
 			}
+			if i < 2 {
+				return projectWorkflow(hosts, cwd, p, savedWorkflow(hosts, savedDirs, ref))
+			}
+			return hosts.LoadFile(p)
 		}
 	}
 	return nil, fmt.Errorf("no saved workflow named %q (looked in %s for %s)", ref, strings.Join(dirs, ", "), strings.Join(hosts.Extensions(), ", "))
+}
+
+// savedWorkflow is the path of the user's saved workflow called name, or "".
+func savedWorkflow(hosts *lang.Registry, savedDirs []string, name string) string {
+	for _, d := range savedDirs {
+		for _, ext := range hosts.Extensions() {
+			p := filepath.Join(d, name+ext)
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// ProjectWorkflowDoes says what a project's saved workflow that has the
+// name of the user's saved workflow at path would do.
+func ProjectWorkflowDoes(path string) string {
+	return "it would run in place of your saved workflow " + path
+}
+
+// projectWorkflow loads the project's saved workflow at path. When it has
+// the name of the user's saved workflow at users, it comes with a cloned
+// repository or was written by an agent, and would run in the user's
+// one's place: it is used only once the user allowed its content, and
+// the call is refused until then, with the line that says how (or how to
+// run the user's own by its path). The bytes checked are the bytes run.
+func projectWorkflow(hosts *lang.Registry, cwd, path, users string) (lang.Script, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read workflow: %w", err)
+	}
+	if users != "" {
+		rel, err := filepath.Rel(cwd, path)
+		if err != nil {
+			return nil, err
+		}
+		if err := trust.Default().Check(cwd, rel, text, ProjectWorkflowDoes(users)); err != nil {
+			return nil, err
+		}
+	}
+	return hosts.Load(lang.Source{Path: path, Text: text})
 }
 
 func hasExt(name string, exts []string) bool {

@@ -86,7 +86,7 @@ func TestFailureClasses(t *testing.T) {
 			limits := callpolicy.Limits{Executor: "sim", MaxAgents: 10, MaxItems: 10, AgentRetries: callpolicy.DefaultAgentRetries,
 				SchemaAttempts: 3, RetryBackoff: time.Second}
 			x := callpolicy.NewExecution("run", 0, limits, nil, host{})
-			c, err := x.Agent(context.Background(), callpolicy.NewFrame("", callpolicy.Identity{}, nil).Root(), "p",
+			c, err := x.Agent(context.Background(), callpolicy.NewFrame("", callpolicy.Identity{}, lang.Meta{}, nil).Root(), "p",
 				lang.AgentOptions{Retries: tc.retries})
 			if err != nil {
 				t.Fatal(err)

@@ -60,7 +60,7 @@ func (h *history) play(script string, steps []step, stopAfter int, drop func(cal
 	id := callpolicy.IdentityOf(script, nil)
 	h.runs = append(h.runs, callpolicy.Run{Epoch: epoch, Identity: id})
 	x := callpolicy.NewExecution("run", epoch, callpolicy.Limits{Executor: "e", MaxAgents: 100, MaxItems: 100}, ledger, host{})
-	frame := callpolicy.NewFrame("", id, nil)
+	frame := callpolicy.NewFrame("", id, lang.Meta{}, nil)
 	branches := map[string]*callpolicy.Scope{"": frame.Root()}
 	var out []string
 	for i, s := range steps {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // A Frame is one workflow running in an execution: the main script, or a
@@ -15,15 +17,18 @@ type Frame struct {
 	Path string
 	// Identity is the script and args the frame runs now.
 	Identity Identity
-	root     *Scope
+	// Meta is the frame's script's meta: its models route the frame's
+	// calls (see Resolve).
+	Meta lang.Meta
+	root *Scope
 }
 
 // NewFrame returns the frame at path running what id names. A child's
 // root scope continues the flow of parent, the scope of its workflow()
 // call: calls after a change in the parent run live in the child too,
 // unless the child's answers come from the same script and args.
-func NewFrame(path string, id Identity, parent *Scope) *Frame {
-	f := &Frame{Path: path, Identity: id}
+func NewFrame(path string, id Identity, meta lang.Meta, parent *Scope) *Frame {
+	f := &Frame{Path: path, Identity: id, Meta: meta}
 	fl := &flow{}
 	phase := ""
 	if parent != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
@@ -132,7 +133,11 @@ func (a *Activities) Seal(ctx context.Context, in SealInput) (string, error) {
 		return "", err
 	}
 	e.state = &in.State
-	return putPage(a.client.blobs, pageOf(e, in.GaveUp))
+	var prices *cost.Table
+	if e.input.Cost != nil {
+		prices = e.input.Cost.Prices
+	}
+	return putPage(a.client.blobs, pageOf(e, in.GaveUp, prices))
 }
 
 // agentError is a failure the workflow decides about: never retried by

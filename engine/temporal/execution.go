@@ -49,6 +49,14 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 			x.pauseFor(p.Reason)
 		}
 	})
+	workflow.Go(x.host, func(wc workflow.Context) {
+		actions := workflow.GetSignalChannel(wc, CallSignal)
+		for {
+			var a CallAction
+			actions.Receive(wc, &a)
+			x.control(a)
+		}
+	})
 	// Stop is Temporal's cancellation of the workflow. The script runs under
 	// a disconnected context, so it hears of it here, in workflow code.
 	workflow.Go(ctx, func(wc workflow.Context) {
@@ -116,8 +124,13 @@ type execution struct {
 	// follows.
 	ended *store.Stats
 
-	queue       []*agentCall
-	active      int // agent calls holding a concurrency slot
+	queue  []*agentCall
+	active int // agent calls holding a concurrency slot
+	// capping is set once the dollar cap refused a call: the execution
+	// pauses when the calls running end.
+	capping bool
+	// controls holds the running calls' stop and restart (CallSignal).
+	controls    map[string]*callControl
 	checkpoints []*Checkpoint
 	waiting     map[string]*waitingCheckpoint
 
@@ -143,12 +156,17 @@ func newExecution(ctx workflow.Context, hosts *lang.Registry, store *blobs.Store
 	x := &execution{
 		in: in, hosts: hosts, blobs: store, wf: ctx, host: host, calls: calls, cancelCalls: cancelCalls, goctx: goctx, cancel: cancel,
 		waiting: map[string]*waitingCheckpoint{}, settled: map[string]GaveUp{}, children: map[string]Bundle{},
+		controls: map[string]*callControl{},
 	}
 	x.state = State{RunID: in.RunID, Name: in.Name, Epoch: in.Epoch, Status: engine.StatusRunning, StartedAt: workflow.Now(ctx)}
 	ledger := x.loadLedger()
-	x.policy = callpolicy.NewExecution(in.RunID, in.Epoch, in.Options.CallLimits(), ledger, workflowHost{x})
+	limits := in.Options.CallLimits()
+	limits.Cost = in.Cost
+	x.policy = callpolicy.NewExecution(in.RunID, in.Epoch, limits, ledger, workflowHost{x})
+	// The dollar cap counts what every earlier execution cost.
+	x.policy.SetSpentUSD(x.usage.CostUSD)
 	if c := in.Carry; c != nil {
-		x.policy.Spend(c.Spent)
+		x.policy.SpendTokens(c.Spent)
 		x.state.Usage, x.state.StartedAt, x.state.Phase, x.state.Logs = c.Usage, c.StartedAt, c.Phase, c.Logs
 		// The script says again what it said before the execution it
 		// continues ended, as it replays: each such line is said once.

@@ -27,7 +27,7 @@ var _ lang.Env = (*frame)(nil)
 // the scope of its workflow() call, nil for the main script.
 func newFrame(x *execution, path string, depth int, rule string, script lang.Script, args json.RawMessage, parent *scope) *frame {
 	return &frame{x: x, path: path, depth: depth, rule: rule, script: script, args: args,
-		policy: callpolicy.NewFrame(path, callpolicy.IdentityOf(script.Hash(), args), parent)}
+		policy: callpolicy.NewFrame(path, callpolicy.IdentityOf(script.Hash(), args), script.Meta(), parent)}
 }
 
 func (f *frame) Args() json.RawMessage     { return f.args }
@@ -36,8 +36,8 @@ func (f *frame) Scheduler() lang.Scheduler { return coroutines{} }
 func (f *frame) Budget() lang.Budget       { return f.x.policy.Budget() }
 func (f *frame) Cwd() string               { return f.x.in.Cwd }
 
-func (f *frame) Agent(_ context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
-	f.x.startAgent(s.(*scope), prompt, opts, done)
+func (f *frame) Agent(ctx context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	f.x.startAgent(s.(*scope), prompt, opts, lang.BatchOf(ctx), done)
 }
 
 func (f *frame) Checkpoint(_ context.Context, s lang.Scope, req lang.CheckpointRequest, done lang.Done) {

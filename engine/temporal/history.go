@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/blobs"
 	"github.com/dynworkflow/dynworkflow/executors"
 )
@@ -160,6 +161,20 @@ func (e *execHistory) apply(ev *historypb.HistoryEvent, bySchedule map[int64]*ag
 	return nil
 }
 
+// priced is the attempt's usage with its cost, the CLI's or the table's
+// for the model that answered (else the model asked for).
+func (r *agentRecord) priced(prices *cost.Table) executors.Usage {
+	u := r.usage()
+	if prices == nil || u.CostUSD > 0 {
+		return u
+	}
+	model := prices.ModelOf(r.input.Executor, r.input.Model)
+	if _, _, ok := prices.Lookup(r.output.Model); ok {
+		model = r.output.Model
+	}
+	return prices.Priced(model, u)
+}
+
 // usage is what the attempt cost, whether it answered or not.
 func (r *agentRecord) usage() executors.Usage {
 	if r.status == "done" {
@@ -194,8 +209,9 @@ func (c *Client) readRun(ctx context.Context, runID string) ([]*execHistory, err
 // journal (callpolicy.Ledger): what it ran (its script and args, and its
 // children's), then each call it started, each answer, and the checkpoints
 // its state lists. gaveUp are its calls that ended without an answer, for
-// an execution that continues as new.
-func pageOf(e *execHistory, gaveUp []GaveUp) *Page {
+// an execution that continues as new. What the calls cost is priced with
+// prices where their CLI did not say (the dollar cap counts it).
+func pageOf(e *execHistory, gaveUp []GaveUp, prices *cost.Table) *Page {
 	epoch := e.input.Epoch
 	p := &Page{Epoch: epoch, GaveUp: gaveUp}
 	p.Runs = append(p.Runs, callpolicy.Run{Epoch: epoch, Identity: callpolicy.IdentityOf(e.input.ScriptHash, e.input.Args)})
@@ -209,7 +225,7 @@ func pageOf(e *execHistory, gaveUp []GaveUp) *Page {
 	// attempt's, as a local journal records it.
 	spent := map[string]executors.Usage{}
 	for _, r := range e.calls {
-		p.Usage = p.Usage.Add(r.usage())
+		p.Usage = p.Usage.Add(r.priced(prices))
 		in := r.input
 		spent[in.Path] = spent[in.Path].Add(r.usage())
 		if in.Attempt <= 1 {
