@@ -118,9 +118,13 @@ func (a *app) temporalCheckpoints(context.Context) ([]web.Checkpoint, map[string
 	return nil, nil, a.handOver(runsOnTemporal(running) + " running, and may wait on checkpoints")
 }
 
-// runsElsewhere hands `serve` over when the project has runs on Temporal:
-// its API and dashboard show them.
-func (a *app) runsElsewhere() (web.RunSource, error) {
+// runsElsewhere hands `serve` over when its runs go to Temporal, or when
+// the project has runs on Temporal: the companion's API and dashboard show
+// and control them.
+func (a *app) runsElsewhere(_ *engine.Runtime, bf *backendFlags) (web.RunSource, error) {
+	if bf.backend == backendTemporal {
+		return nil, a.handOver("serve --backend temporal")
+	}
 	entries, err := a.temporalEntries()
 	if err != nil {
 		return nil, err

@@ -255,27 +255,6 @@ func (a *app) deleteTemporal(ctx context.Context, e temporal.Entry) error {
 	return nil
 }
 
-// runsElsewhere is what the API of `serve` shows beside the runtime's own
-// runs: the project's runs on Temporal.
-func (a *app) runsElsewhere() (web.RunSource, error) { return temporalSource{a}, nil }
-
-// temporalSource shows the project's runs on Temporal through the API of
-// `serve`, beside the runtime's own.
-type temporalSource struct{ a *app }
-
-func (s temporalSource) Summaries(ctx context.Context) ([]store.Summary, error) {
-	return s.a.temporalRuns(ctx)
-}
-
-func (s temporalSource) Detail(ctx context.Context, id string) (*engine.Detail, bool, error) {
-	e, ok, err := s.a.temporalEntry(id)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	d, _, err := s.a.showTemporal(ctx, e)
-	return d, true, err
-}
-
 // adoptTemporal finds a run the project's index does not know on the
 // Temporal the backend settings name (a run started from another machine,
 // say), and records it, so that every command handles it from then on. It
