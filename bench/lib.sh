@@ -132,9 +132,20 @@ stop_workers() {
 # cpu_ms PID...: the CPU time (user + system) the processes used so far.
 cpu_ms() {
 	local total=0 p t
-	for p in "$@"; do
+	for p in $(with_descendants "$@"); do
 		t=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)
 		total=$((total + t))
 	done
 	echo $((total * 1000 / $(getconf CLK_TCK)))
+}
+
+# with_descendants PID...: the processes and all their descendants (a
+# worker's runtime is the child of its ancestor process).
+with_descendants() {
+	local p
+	for p in "$@"; do
+		echo "$p"
+		# shellcheck disable=SC2046
+		with_descendants $(pgrep -P "$p" 2>/dev/null || true)
+	done
 }
