@@ -88,6 +88,8 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.EventRing == 0 {
 		cfg.EventRing = 4096
 	}
+	// A schema the script writes out fails when it loads, not at its call.
+	cfg.Hosts.CheckSchemasWith(CheckSchema)
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	return &Runtime{
