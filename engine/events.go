@@ -22,19 +22,21 @@ type Event struct {
 
 // Event types.
 const (
-	EventRunStarted      = "run.started"
-	EventRunResumed      = "run.resumed"
-	EventRunStatus       = "run.status"
-	EventCallStarted     = "call.started"
-	EventCallFinished    = "call.finished"
-	EventCallReplayed    = "call.replayed"
-	EventCallFailed      = "call.failed"
-	EventCallRetry       = "call.retry"
-	EventCallProgress    = "call.progress"
-	EventPhase           = "phase"
-	EventLog             = "log"
-	EventLimit           = "limit"
-	EventCheckpoint      = "checkpoint.answered"
+	EventRunStarted   = "run.started"
+	EventRunResumed   = "run.resumed"
+	EventRunStatus    = "run.status"
+	EventCallStarted  = "call.started"
+	EventCallFinished = "call.finished"
+	EventCallReplayed = "call.replayed"
+	EventCallFailed   = "call.failed"
+	EventCallRetry    = "call.retry"
+	EventCallProgress = "call.progress"
+	EventPhase        = "phase"
+	EventLog          = "log"
+	EventLimit        = "limit"
+	EventCheckpoint   = "checkpoint.answered"
+	// EventBranchFailed is a parallel() branch or pipeline() item that
+	// threw and became null: a script error (ScriptErrorPayload).
 	EventBranchFailed    = "branch.failed"
 	EventSubscriberReset = "reset"
 )
@@ -194,6 +196,9 @@ type StatusPayload struct {
 	Live        int    `json:"live"`
 	Failed      int    `json:"failed"`
 	Retried     int    `json:"retried,omitempty"`
+	// ScriptErrors, on the status an execution ended with, are the errors
+	// its script threw in fan-out branches that became null, by cause.
+	ScriptErrors []ScriptErrorGroup `json:"scriptErrors,omitempty"`
 }
 
 // CallPayload comes with the call.* events. call.started carries the

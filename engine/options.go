@@ -45,6 +45,10 @@ type Options struct {
 	// RetryBackoff is the first wait before a retry; it doubles per retry
 	// (see callpolicy.Backoff).
 	RetryBackoff time.Duration `json:"retryBackoff,omitempty"`
+	// Strict fails the run at the first error a parallel() branch or
+	// pipeline() item throws, instead of making that branch null (see
+	// ScriptError); a script's meta.strict does the same.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // CallLimits are the options the call policy applies to each call.

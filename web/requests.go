@@ -66,11 +66,14 @@ type RunOptions struct {
 	AgentRetries   *int    `json:"agentRetries,omitempty"`
 	AgentTimeoutMs *int64  `json:"agentTimeoutMs,omitempty"`
 	TokenBudget    *int64  `json:"tokenBudget,omitempty"`
+	// Strict fails the run at the first error the script throws in a
+	// parallel() branch or pipeline() item, instead of making it null.
+	Strict *bool `json:"strict,omitempty"`
 }
 
 // runOptionNames are the keys of an options object: ours, then the Node
 // runtime's where they differ.
-var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget", "model", "permissions",
+var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget", "model", "permissions", "strict",
 	"defaultExecutor", "autoResume"}
 
 // UnmarshalJSON reads an options object. The Node runtime's names are
@@ -115,7 +118,7 @@ func (o *RunOptions) UnmarshalJSON(b []byte) error {
 	var autoResume *bool
 	err := errors.Join(decode("executor", &o.Executor), decode("model", &o.Model), decode("permissions", &o.Permissions), decode("concurrency", &o.Concurrency), decode("maxAgents", &o.MaxAgents),
 		decode("maxItems", &o.MaxItems), decode("agentRetries", &o.AgentRetries), none("agentTimeoutMs", &o.AgentTimeoutMs),
-		none("tokenBudget", &o.TokenBudget), decode("autoResume", &autoResume))
+		none("tokenBudget", &o.TokenBudget), decode("strict", &o.Strict), decode("autoResume", &autoResume))
 	if err != nil {
 		return err
 	}
@@ -167,6 +170,9 @@ func (o *RunOptions) Apply(opts *engine.Options) {
 	}
 	if o.TokenBudget != nil {
 		opts.TokenBudget = *o.TokenBudget
+	}
+	if o.Strict != nil {
+		opts.Strict = *o.Strict
 	}
 }
 
