@@ -26,6 +26,7 @@ type optionFlags struct {
 	agentRetries   int
 	agentTimeoutMs int64
 	tokenBudget    int64
+	strict         bool
 	args           string
 
 	simLatency     string
@@ -44,6 +45,7 @@ func (o *optionFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.agentRetries, "agent-retries", d.AgentRetries, "retries of a transient agent failure")
 	fs.Int64Var(&o.agentTimeoutMs, "agent-timeout-ms", 0, "timeout of one agent attempt in milliseconds (0: none)")
 	fs.Int64Var(&o.tokenBudget, "token-budget", 0, "hard ceiling on input+output tokens (0: none)")
+	fs.BoolVar(&o.strict, "strict", false, "fail the run at the first error the script throws in a parallel() branch or pipeline() item, instead of making that branch null (exit 3 when a run completes with such errors)")
 	fs.StringVar(&o.args, "args", "", "the script's args: JSON, or @FILE to read JSON from a file")
 	fs.StringVar(&o.simLatency, "simulate-latency", "0", "simulated latency per call: MIN..MAX (5ms..50ms) or a fixed duration")
 	fs.Float64Var(&o.simFailureRate, "simulate-failure-rate", 0, "share of simulated attempts that fail transiently (0..1)")

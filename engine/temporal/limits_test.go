@@ -46,7 +46,7 @@ null.boom`, nil},
 		{"headless abort", `return await checkpoint('Go?', { kind: 'confirm' })`, nil},
 		{"branch failure", `return await parallel([() => agent('a'), () => { throw new Error('boom') }])`, nil},
 		{"script errors", `return await pipeline(['a', 'b'], x => agent(x), a => a.nope.boom)`, nil},
-		{"script error in strict mode", `await parallel([() => agent('a'), () => { throw new Error('boom') }])
+		{"script error in strict mode", `await parallel([() => { throw new Error('boom') }])
 return await agent('after')`, func(o *engine.Options) { o.Strict = true }},
 		{"agent cap in parallel", `try { return await parallel([1,2,3,4,5].map(i => () => agent('x' + i))) } catch (e) { return [e.code, e.message] }`,
 			func(o *engine.Options) { o.MaxAgents = 3 }},
