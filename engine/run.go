@@ -80,6 +80,8 @@ type Run struct {
 	// null.
 	scriptErrors scriptErrorSet
 	kept         atomic.Int64 // worktrees this execution kept
+	// isolationLost is set once a call found that no worktree can be made.
+	isolationLost atomic.Bool
 
 	mu          sync.Mutex
 	usage       executors.Usage // what every execution of this run cost
