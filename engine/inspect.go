@@ -440,3 +440,17 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 	}
 	return s
 }
+
+// RunExecutors are the executors a run's journal in st defines, each as
+// the latest execution that used it configured it: what a resume rebuilds
+// them from when it is not told otherwise.
+func RunExecutors(st *store.Store, id string) ([]executors.Definition, error) {
+	if err := store.ValidRunID(id); err != nil {
+		return nil, err
+	}
+	f, err := foldJournal(st.RunPaths(id).Journal)
+	if err != nil {
+		return nil, err
+	}
+	return f.detail.Executors, nil
+}
