@@ -22,6 +22,10 @@ import (
 // the note gets what is left of its width.
 const listNoteWidth = 60
 
+// listNoteMinWidth is the narrowest note column list makes; on a terminal
+// that leaves less, notes go on lines of their own.
+const listNoteMinWidth = 30
+
 func (a *app) listCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:     "list",
@@ -126,9 +130,21 @@ func printRunTable(w io.Writer, sums []store.Summary, width int) {
 		// on some of them.
 		room = width - used - 1
 	}
-	line(header, cutWidth("NOTE", room))
+	if room >= listNoteMinWidth {
+		line(header, cutWidth("NOTE", room))
+		for i, s := range sums {
+			line(rows[i], cutWidth(escapeControls(runNote(s), true), room))
+		}
+		return
+	}
+	// Too narrow a terminal for a note column: a run's note goes on a
+	// line of its own under it, indented, cut to the terminal's width.
+	line(header, "")
 	for i, s := range sums {
-		line(rows[i], cutWidth(escapeControls(runNote(s), true), room))
+		line(rows[i], "")
+		if note := runNote(s); note != "" {
+			fmt.Fprintln(w, "  "+cutWidth(escapeControls(note, true), width-3))
+		}
 	}
 }
 
