@@ -247,7 +247,7 @@ func (e *env) startPTY(cols, rows int, noColor bool, args ...string) *ptyRun {
 		cancel()
 		e.t.Fatalf("start dynworkflow %s on a pty: %v", strings.Join(args, " "), err)
 	}
-	p := &ptyRun{e: e, args: args, out: newWatchBuffer(), exited: make(chan struct{})}
+	p := &ptyRun{e: e, args: args, out: newWatchBuffer(), exited: make(chan struct{}), tty: f}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -289,6 +289,7 @@ type ptyRun struct {
 	exited chan struct{}
 	err    error
 	signal func(os.Signal) error
+	tty    *os.File // what the user types goes here
 }
 
 // waitOutput waits until the output matches re.
