@@ -74,7 +74,13 @@ type Run struct {
 	// resume may replay changed since the call finished.
 	branchNotes map[string]string
 
-	running  atomic.Int64
+	running atomic.Int64
+	// controls holds the agent calls running now, by path, for the user
+	// to stop or restart one (control.go).
+	controls sync.Map
+	// idle wakes pauseWhenIdle when a call ends; capOnce starts it once.
+	idle     chan struct{}
+	capOnce  sync.Once
 	failures failureSet
 	// scriptErrors are the branches this execution's script errors made
 	// null.
@@ -193,6 +199,9 @@ type Outcome struct {
 	Executor         string `json:"executor"`
 	ExecutorSource   string `json:"executorSource,omitempty"`
 	SimulatedAnswers bool   `json:"simulatedAnswers,omitempty"`
+	// MaxCostUSD is the run's dollar cap (0: none); Stats.CostUSD is what
+	// it spent.
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 }
 
 // Wait blocks until the execution ends (or ctx is done) and returns how it
@@ -215,6 +224,7 @@ func (r *Run) Outcome() Outcome {
 		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), ScriptErrors: r.scriptErrors.list(),
 		Warnings: slices.Clone(r.warnings),
 		Executor: r.opts.Executor, ExecutorSource: r.opts.ExecutorSource, SimulatedAnswers: r.opts.SimulatedByDefault(),
+		MaxCostUSD: r.opts.MaxCostUSD,
 	}
 	if o.Result == nil {
 		o.Result = json.RawMessage("null")
@@ -248,6 +258,9 @@ type Progress struct {
 	// SimulatedAnswers is true when the run's answers are simulated
 	// although nobody asked for the simulated executor.
 	SimulatedAnswers bool
+	// MaxCostUSD is the run's dollar cap (0: none); Stats.CostUSD is what
+	// it spent.
+	MaxCostUSD float64
 }
 
 // Progress reads the counters; it costs the same for 10 agents or 10,000.
@@ -256,7 +269,7 @@ func (r *Run) Progress() Progress {
 	defer r.mu.Unlock()
 	calls := min(r.policy.Agents(), int64(r.opts.MaxAgents))
 	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls),
-		SimulatedAnswers: r.opts.SimulatedByDefault()}
+		SimulatedAnswers: r.opts.SimulatedByDefault(), MaxCostUSD: r.opts.MaxCostUSD}
 }
 
 func (r *Run) statsLocked() store.Stats {
@@ -289,7 +302,7 @@ func (r *Run) summary() store.Summary {
 	s := store.Summary{
 		RunID: r.id, Name: r.header.Name, Description: r.header.Description,
 		Status: string(r.status), PauseReason: r.pauseReason,
-		ScriptPath: r.script.Path(), ScriptHash: r.script.Hash(), Executor: r.opts.Executor,
+		ScriptPath: r.script.Path(), ScriptHash: r.script.Hash(), Executor: r.opts.Executor, MaxCostUSD: r.opts.MaxCostUSD,
 		Phase: r.phase, Phases: r.header.Phases, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
 		Stats: r.statsLocked(), JournalSeq: r.seq.Load(),
 	}
@@ -318,7 +331,11 @@ func (r *Run) execute() {
 		r.logLine(r.main.policy.Root(), "warn", w)
 	}
 	stopSnapshots := r.startSnapshots()
-	result, err := r.script.Run(r.ctx, r.main)
+	var result json.RawMessage
+	err := r.confirmCost()
+	if err == nil {
+		result, err = r.script.Run(r.ctx, r.main)
+	}
 	cause := context.Cause(r.ctx)
 	// Calls the script left running (it threw, or was cancelled) must not
 	// outlive the execution.

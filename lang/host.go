@@ -30,6 +30,9 @@ type Meta struct {
 	// throws fail the run, instead of making that branch null as the Node
 	// runtime does: meta.strict, as the run option --strict.
 	Strict bool `json:"strict,omitempty"`
+	// MaxCost is the script's own dollar cap (meta.maxCost), which a run
+	// that gives none (--max-cost) takes; 0 for none.
+	MaxCost float64 `json:"maxCost,omitempty"`
 }
 
 // ModelFor is the model meta routes a call in phase to, "" for none: the

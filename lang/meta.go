@@ -133,6 +133,13 @@ func DecodeMeta(m Literal, n Notation) (Meta, error) {
 			return meta, v.Pos.Errorf("", "meta.strict must be %s or %s", n.True, n.False)
 		}
 	}
+	if v, ok := m.get("maxCost"); ok {
+		usd, isNum := v.Value.(float64)
+		if !isNum || usd < 0 {
+			return meta, v.Pos.Errorf("", "meta.maxCost must be a number of dollars, 0 or more")
+		}
+		meta.MaxCost = usd
+	}
 	phases, ok := m.get("phases")
 	if !ok {
 		return meta, nil

@@ -96,6 +96,7 @@ func classify(err error) *apiError {
 		// A run, or a script file or saved workflow, that is not there.
 		status, code = http.StatusNotFound, codeNotFound
 	case errors.Is(err, engine.ErrNotResumable), errors.Is(err, engine.ErrNotRunning), errors.Is(err, engine.ErrRunning),
+		errors.Is(err, engine.ErrCallNotRunning),
 		errors.Is(err, store.ErrLeased), errors.Is(err, store.ErrForeignRun):
 		status, code = http.StatusConflict, codeConflict
 	case errors.Is(err, executors.ErrUnknownExecutor):

@@ -93,7 +93,7 @@ func (a *app) listCommand() *cobra.Command {
 // is left of the terminal's width, so that one long pause reason neither
 // widens every row nor wraps them; show prints it whole.
 func printRunTable(w io.Writer, sums []store.Summary, width int) {
-	header := []string{"RUN ID", "STATUS", "NAME", "AGENTS", "TOKENS", "STARTED"}
+	header := []string{"RUN ID", "STATUS", "NAME", "AGENTS", "TOKENS", "COST", "STARTED"}
 	rows := make([][]string, len(sums))
 	for i, s := range sums {
 		status := s.Status
@@ -101,7 +101,7 @@ func printRunTable(w io.Writer, sums []store.Summary, width int) {
 			status += " [" + s.Foreign + " runtime]"
 		}
 		rows[i] = []string{s.RunID, status, escapeControls(s.Name, true), strconv.Itoa(s.Stats.Agents),
-			humanCount(s.Stats.InputTokens + s.Stats.OutputTokens), s.StartedAt.Local().Format(time.DateTime)}
+			humanCount(s.Stats.InputTokens + s.Stats.OutputTokens), listCost(s.Stats.CostUSD, s.MaxCostUSD), s.StartedAt.Local().Format(time.DateTime)}
 	}
 	cols := make([]int, len(header))
 	for _, r := range append([][]string{header}, rows...) {
@@ -173,4 +173,16 @@ func runNote(s store.Summary) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// listCost is a run's spend for list: "$1.20", "$1.20/$5.00" under a cap,
+// "-" for nothing.
+func listCost(spent, limit float64) string {
+	switch {
+	case limit > 0:
+		return "$" + dollars(spent) + "/$" + dollars(limit)
+	case spent > 0:
+		return "$" + dollars(spent)
+	}
+	return "-"
 }

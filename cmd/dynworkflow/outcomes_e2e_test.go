@@ -360,7 +360,7 @@ return await parallel([1, 2, 3, 4].map(i => () => agent('x' + i, { isolation: 'w
 // typeLine types line and Enter on the run's terminal.
 func (p *ptyRun) typeLine(t *testing.T, line string) {
 	t.Helper()
-	if _, err := p.tty.Write([]byte(line + "\r")); err != nil {
+	if _, err := p.terminal.Write([]byte(line + "\r")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -248,7 +248,7 @@ func (e *env) startPTY(cols, rows int, noColor bool, args ...string) *ptyRun {
 		cancel()
 		e.t.Fatalf("start dynworkflow %s on a pty: %v", strings.Join(args, " "), err)
 	}
-	p := &ptyRun{e: e, args: args, out: newWatchBuffer(), exited: make(chan struct{}), tty: f}
+	p := &ptyRun{e: e, args: args, out: newWatchBuffer(), exited: make(chan struct{}), terminal: f}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -290,7 +290,9 @@ type ptyRun struct {
 	exited chan struct{}
 	err    error
 	signal func(os.Signal) error
-	tty    *os.File // what the user types goes here
+	// terminal is the pseudo-terminal's master: what is written to it is
+	// typed on the terminal, read by the binary as keys (Ctrl-C is "\x03").
+	terminal *os.File
 }
 
 // waitOutput waits until the output matches re.

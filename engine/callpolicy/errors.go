@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -24,9 +25,18 @@ var (
 	// cannot serve any call (missing binary, no login, unknown model).
 	ErrExecutorUnavailable = errors.New("executor unavailable")
 	// ErrInfrastructure is a call stopped because of a fault of ours that
-	// did not clear (our supervisor, descriptors, pipes, spawning): the
+	// did not clear (descriptors, pipes, spawning): the
 	// run pauses, and the call runs again on resume.
 	ErrInfrastructure = errors.New("infrastructure fault")
+	// ErrCostCap is a call the dollar cap (--max-cost) kept from
+	// starting: the run pauses once the calls running have ended.
+	ErrCostCap = errors.New("dollar cap reached")
+	// ErrCallStopped is a call the user stopped: it gives null, or throws
+	// when required, as a terminal failure does.
+	ErrCallStopped = errors.New("agent call stopped by the user")
+	// ErrCallRestarted ends an attempt the user restarted: the call runs
+	// again at once, and what the attempt cost stays counted.
+	ErrCallRestarted = errors.New("agent call restarted by the user")
 )
 
 // The codes scripts see as error.code, and runs record with their error:
@@ -52,6 +62,9 @@ const (
 	// CodeIsolationUnavailable is ours: a call asked for a worktree that
 	// cannot be had (no git, no repository, no commit).
 	CodeIsolationUnavailable = "ISOLATION_UNAVAILABLE"
+	// CodeCostCap and CodeCallStopped are ours too.
+	CodeCostCap     = "COST_CAP_REACHED"
+	CodeCallStopped = "AGENT_STOPPED"
 )
 
 // Error is an engine error a script can see, with a stable code.
@@ -198,4 +211,24 @@ func UnavailableError(reason string) *Error {
 // its retries; reason says what failed.
 func InfrastructureError(reason string) *Error {
 	return newError(CodeInfrastructure, ErrInfrastructure, reason)
+}
+
+// CostCapError is a call the dollar cap kept from starting; reason says
+// what was spent and expected.
+func CostCapError(reason string) *Error {
+	return newError(CodeCostCap, ErrCostCap, "agent(): "+reason)
+}
+
+// CallStoppedError is a call the user stopped.
+func CallStoppedError(path string) *Error {
+	return newError(CodeCallStopped, ErrCallStopped, fmt.Sprintf("agent(): the call %s was stopped by the user", path))
+}
+
+// FailureClass is how a failed call's record names its cause: the
+// executor's failure class, or "stopped" for a call the user stopped.
+func FailureClass(err error) string {
+	if errors.Is(err, ErrCallStopped) {
+		return "stopped"
+	}
+	return executors.ClassOf(err).String()
 }

@@ -100,12 +100,26 @@ func (x *execution) runLive(wc workflow.Context, c *agentCall) {
 		return
 	}
 	if err := c.Begin(x.goctx); err != nil {
+		if errors.Is(err, callpolicy.ErrCostCap) {
+			// As locally: the run pauses once the calls within the cap
+			// have ended, and this one runs on resume.
+			x.pauseWhenIdle(x.policy.CapReason())
+			_ = workflow.Await(wc, func() bool { return x.goctx.Err() != nil })
+			c.done(nil, context.Cause(x.goctx))
+			return
+		}
 		c.done(nil, err)
 		return
 	}
 	x.running++
-	defer func() { x.running-- }()
-	out := c.RunLive(x.goctx, activities{x: x, wc: wc, c: c})
+	ctl := &callControl{}
+	x.controls[c.Path] = ctl
+	defer func() {
+		x.running--
+		delete(x.controls, c.Path)
+	}()
+	out := c.RunLive(x.goctx, activities{x: x, wc: wc, c: c, ctl: ctl})
+	x.addUsage(out.Usage)
 	switch out.Kind {
 	case callpolicy.Interrupted:
 		// Paused or stopped: the call did not finish and will run again.
@@ -125,9 +139,10 @@ func (x *execution) runLive(wc workflow.Context, c *agentCall) {
 // activities runs a call's attempts as activities, and waits between them
 // on the workflow's timer.
 type activities struct {
-	x  *execution
-	wc workflow.Context
-	c  *agentCall
+	x   *execution
+	wc  workflow.Context
+	c   *agentCall
+	ctl *callControl
 }
 
 func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
@@ -136,25 +151,40 @@ func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.A
 	if a.Prompt != in.Prompt {
 		in.Ask = a.Prompt
 	}
+	wc, end, err := l.ctl.begin(l.wc)
+	if err != nil {
+		return callpolicy.AttemptResult{Err: err} // stopped between attempts
+	}
 	var out AgentOutput
-	err := workflow.ExecuteActivity(l.x.activityOptions(l.wc, l.c, a.N), AgentActivity, in).Get(l.wc, &out)
+	err = workflow.ExecuteActivity(l.x.activityOptions(wc, l.c, a.N), AgentActivity, in).Get(wc, &out)
+	if cause := end(); cause != nil && l.x.goctx.Err() == nil {
+		// The user stopped or restarted the attempt: what it cost on its
+		// worker is not known here.
+		return callpolicy.AttemptResult{Err: cause}
+	}
 	if err == nil {
-		l.x.addUsage(out.Usage)
 		return callpolicy.AttemptResult{Value: out.Value,
 			Result: executors.Result{Usage: out.Usage, Provider: out.Provider, Model: out.Model, History: out.History}}
 	}
 	f, err := agentFailure(err)
-	l.x.addUsage(f.Usage)
 	return callpolicy.AttemptResult{Result: executors.Result{Usage: f.Usage}, Err: err}
 }
 
 func (l activities) Wait(ctx context.Context, d time.Duration) error {
-	if workflow.Sleep(l.wc, d) != nil {
+	wc, end, err := l.ctl.begin(l.wc)
+	if err != nil {
+		return err
+	}
+	if workflow.Sleep(wc, d) != nil {
+		if cause := end(); cause != nil && ctx.Err() == nil {
+			return cause
+		}
 		if err := context.Cause(ctx); err != nil {
 			return err
 		}
 		return l.x.stopped()
 	}
+	end()
 	return nil
 }
 

@@ -4,6 +4,7 @@
 // events that arrived while a fetch was in flight.
 
 import { comparePaths } from "./format.js";
+import { applySpend } from "./steer.js";
 
 const terminal = new Set(["done", "failed"]);
 const liveHistoryLimit = 200;
@@ -188,6 +189,12 @@ export class RunModel {
         addScriptError(this.scriptErrors, p);
         ch.run = true;
         return;
+      case "run.spend":
+        applySpend(this.summary, p);
+        ch.run = true;
+        return;
+      case "call.control":
+        return; // the call's own events follow
       default:
         ch.stale = true;
     }
