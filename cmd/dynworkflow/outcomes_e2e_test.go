@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -164,6 +165,36 @@ return await parallel(['a', 'b'].map(l => () => agent('review ' + l + FINDINGS))
 			t.Errorf("the resumed execution threw nothing; its outcome should say no script errors:\n%s", r)
 		}
 	})
+}
+
+// TestScriptErrorsOfAServedRun: a run the live runtime owns says the
+// same over the API, to run --attach (exit 3), in serve's own log, and
+// --strict goes with a forwarded run.
+func TestScriptErrorsOfAServedRun(t *testing.T) {
+	e := newEnv(t)
+	e.write("lens.workflow.js", `export const meta = { name: 'lens', description: 'd' }
+return await parallel(['a', 'b'].map(l => () => agent('review ' + l + FINDINGS)))
+`)
+	s := e.serve()
+	r := e.dw("run", "lens.workflow.js", "--attach", "--json")
+	expectCode(t, r, 3)
+	var o scriptErrorOutcome
+	if err := json.Unmarshal([]byte(r.stdout), &o); err != nil {
+		t.Fatalf("stdout is not a --json outcome (%v):\n%s", err, r)
+	}
+	checkScriptErrors(t, "run --attach --json", o, "completed", 2, "FINDINGS is not defined", "lens.workflow.js:2:")
+	d, err := s.client.Run(context.Background(), o.RunID)
+	if err != nil || d.Summary.Stats.ScriptErrors != 2 || len(d.ScriptErrors) != 1 || d.ScriptErrors[0].Position == "" {
+		t.Errorf("the API's detail should carry the script errors: %+v %v", d, err)
+	}
+	waitUntil(t, "serve to log the run's end with its script errors", func() bool {
+		return strings.Contains(s.proc.stderr.String(), o.RunID+" completed with 2 script errors")
+	})
+	r = e.dw("run", "lens.workflow.js", "--attach", "--strict", "--json")
+	expectCode(t, r, 1)
+	if !strings.Contains(r.stdout, "SCRIPT_ERROR") {
+		t.Errorf("--strict should reach the served run and fail it with SCRIPT_ERROR:\n%s", r)
+	}
 }
 
 func checkScriptErrors(t *testing.T, where string, o scriptErrorOutcome, status string, n int, says, at string) {
