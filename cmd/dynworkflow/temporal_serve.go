@@ -236,7 +236,10 @@ func (w *temporalWatch) poll(ctx context.Context) {
 		}
 		p := engine.StatusPayload{Status: st.Status, PauseReason: st.PauseReason, Error: st.Error, Epoch: st.Epoch,
 			Replayed: st.Stats.Replayed, Live: st.Stats.Live, Failed: st.Stats.Failed, Retried: st.Stats.Retried}
-		if prev, ok := w.seen[e.RunID]; !ok || prev != p {
+		if st.Status != engine.StatusRunning {
+			p.ScriptErrors = st.ScriptErrors
+		}
+		if prev, ok := w.seen[e.RunID]; !ok || !sameStatus(prev, p) {
 			w.seen[e.RunID] = p
 			w.bus.Publish(e.RunID, engine.EventRunStatus, p)
 		}
@@ -304,4 +307,19 @@ func (w *temporalWatch) withdrawAll() {
 		cancel()
 		delete(w.asked, id)
 	}
+}
+
+// sameStatus says whether two run.status payloads tell the same: the
+// script errors come only with the end, which the status tells.
+func sameStatus(a, b engine.StatusPayload) bool {
+	type told struct {
+		status                        engine.Status
+		reason, err                   string
+		epoch, replayed, live, failed int
+		retried                       int
+	}
+	key := func(p engine.StatusPayload) told {
+		return told{p.Status, p.PauseReason, p.Error, p.Epoch, p.Replayed, p.Live, p.Failed, p.Retried}
+	}
+	return key(a) == key(b)
 }
