@@ -183,7 +183,10 @@ func replay(t *testing.T, c *Client, runID string) {
 			}
 			hist.Events = append(hist.Events, ev)
 		}
-		r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: c.dc})
+		// The replay checks determinism, not speed: on a loaded machine
+		// (with -race) reading a long ledger may take over the 1 s the
+		// detector allows (the workers allow 10 s).
+		r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: c.dc, DisableDeadlockDetection: true})
 		if err != nil {
 			t.Fatal(err)
 		}
