@@ -64,7 +64,7 @@ type ScriptInfo struct {
 type CallDetail struct {
 	Path     string `json:"path"`
 	Kind     string `json:"kind"`
-	Status   string `json:"status"` // running, done, failed
+	Status   string `json:"status"` // running, done, failed, interrupted (CallInterrupted)
 	Epoch    int    `json:"epoch"`
 	Label    string `json:"label,omitempty"`
 	Phase    string `json:"phase,omitempty"`
@@ -155,7 +155,26 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	}
 	d := f.detail
 	d.Summary, err = rt.summaryOf(id, f)
+	d.MarkInterrupted()
 	return d, err
+}
+
+// CallInterrupted is the status of a call that was under way when its
+// execution ended without its answer (a pause, a stop, a crash): nothing
+// runs it any more, and a resume runs it again.
+const CallInterrupted = "interrupted"
+
+// MarkInterrupted shows as interrupted every call still "running" that
+// nothing runs: the run has ended, or the call belongs to an execution
+// before the current one. Every backend's Detail goes through it, so that
+// no view shows a call running in a run that has ended.
+func (d *Detail) MarkInterrupted() {
+	ended := d.Summary.Status != string(StatusRunning) && d.Summary.Status != "waiting"
+	for i := range d.Calls {
+		if c := &d.Calls[i]; c.Status == "running" && (ended || c.Epoch < d.Summary.Epoch) {
+			c.Status = CallInterrupted
+		}
+	}
 }
 
 // journalMissing is the detail of a run whose journal is gone: what its
