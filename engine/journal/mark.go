@@ -69,27 +69,25 @@ func markOf(f *os.File) (Mark, error) {
 const markChunk = 4 << 10
 
 // lastLine reads the complete last line of a file of size bytes, without
-// its newline; nil when the file does not end with one.
+// its newline; nil when the file does not end with one. It looks for the
+// line's start first and then reads the line once: gathering it chunk by
+// chunk, each in front of the last, copied the line once per chunk, and a
+// run whose result was a 20 MB string made every list take 18 s.
 func lastLine(f *os.File, size int64) ([]byte, error) {
-	var line []byte // the bytes after the last newline seen, reversed chunks
-	end := size
-	for end > 0 {
-		n := min(end, markChunk)
-		chunk := make([]byte, n)
-		if _, err := f.ReadAt(chunk, end-n); err != nil {
-			return nil, err
-		}
-		if end == size {
-			if chunk[n-1] != '\n' {
-				return nil, nil
-			}
-			chunk = chunk[:n-1]
-		}
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			return append(chunk[i+1:], line...), nil
-		}
-		line = append(chunk, line...)
-		end -= n
+	var end [1]byte
+	if _, err := f.ReadAt(end[:], size-1); err != nil {
+		return nil, err
+	}
+	if end[0] != '\n' {
+		return nil, nil
+	}
+	nl, err := lastNewline(f, size-1)
+	if err != nil {
+		return nil, err
+	}
+	line := make([]byte, size-1-(nl+1))
+	if _, err := f.ReadAt(line, nl+1); err != nil {
+		return nil, err
 	}
 	return line, nil
 }
