@@ -82,6 +82,11 @@ func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 				err = src.errorf(src.offset(id.Idx), importHint, "require() is not supported in workflow scripts")
 				return false
 			}
+			if id, ok := n.Callee.(*ast.Identifier); ok && id.Name == "eval" {
+				err = src.errorf(src.offset(id.Idx), "parse data with JSON.parse; for code, call (0, eval)(code) or new Function(code), which run in the global scope",
+					"a direct eval(code) is not supported in workflow scripts: here it runs its code in the global scope, where in Node it sees the script's own variables")
+				return false
+			}
 		case *ast.RegExpLiteral:
 			if strings.ContainsAny(n.Flags, "uv") && (strings.Contains(n.Pattern, `\p{`) || strings.Contains(n.Pattern, `\P{`)) {
 				err = src.errorf(src.offset(n.Idx), "spell the class out, as in [A-Za-z\\u00C0-\\u024F], or drop the u flag and use \\w",
@@ -92,4 +97,68 @@ func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 		return true
 	})
 	return err
+}
+
+// readArgumentsFirst works around a goja bug that panics the process: an
+// arrow function that reads the arguments of the function around it,
+// when that function has not read them itself before, indexes past the
+// end of goja's stack (function f() { return (() => arguments[0])() }).
+// goja resolves arguments at its first use; when that use is inside the
+// arrow, the binding is never moved where the arrow can reach it. Reading
+// arguments first thing in the function's body, as this does, makes the
+// first use the function's own, and the arrow then reads it as it should.
+// The read has no effect of its own. A function whose parameters'
+// defaults hold the arrow is not helped; the run fails on goja's panic
+// then, with a message, and the process goes on.
+func readArgumentsFirst(prog *ast.Program) {
+	walk(reflect.ValueOf(prog), func(n ast.Node) (bool, bool) {
+		if fn, ok := n.(*ast.FunctionLiteral); ok && fn.Body != nil && arrowReadsArguments(fn) {
+			list := fn.Body.List
+			at := 0
+			for at < len(list) && isDirective(list[at]) {
+				at++
+			}
+			read := &ast.ExpressionStatement{Expression: &ast.Identifier{Name: "arguments", Idx: fn.Body.LeftBrace + 1}}
+			fn.Body.List = append(list[:at:at], append([]ast.Statement{read}, list[at:]...)...)
+		}
+		return true, true
+	})
+}
+
+// arrowReadsArguments reports whether an arrow function inside fn, and
+// not inside another function in fn, names arguments.
+func arrowReadsArguments(fn *ast.FunctionLiteral) bool {
+	found := false
+	var look func(n ast.Node, inArrow bool)
+	look = func(n ast.Node, inArrow bool) {
+		walk(reflect.ValueOf(n), func(m ast.Node) (bool, bool) {
+			switch m := m.(type) {
+			case *ast.FunctionLiteral:
+				return true, m == n // another function has arguments of its own
+			case *ast.ArrowFunctionLiteral:
+				if m != n {
+					look(m, true)
+					return !found, false
+				}
+			case *ast.Identifier:
+				if inArrow && m.Name == "arguments" {
+					found = true
+					return false, false
+				}
+			}
+			return true, true
+		})
+	}
+	look(fn, false)
+	return found
+}
+
+// isDirective reports a "use strict"-like string statement.
+func isDirective(st ast.Statement) bool {
+	es, ok := st.(*ast.ExpressionStatement)
+	if !ok {
+		return false
+	}
+	_, ok = es.Expression.(*ast.StringLiteral)
+	return ok
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -47,7 +48,7 @@ func (r *run) agent(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if err != nil {
 		return nil, err
 	}
-	raw, err := optionsJSON("agent()", kwargs)
+	raw, err := optionsJSON("agent()", kwargs, r.script.maxNesting)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func (r *run) checkpoint(th *starlark.Thread, b *starlark.Builtin, args starlark
 	if err != nil {
 		return nil, err
 	}
-	raw, err := optionsJSON("checkpoint()", kwargs)
+	raw, err := optionsJSON("checkpoint()", kwargs, r.script.maxNesting)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,12 @@ func (r *run) workflow(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 	}
 	var raw json.RawMessage
 	if childArgs != starlark.None {
-		if raw, err = toJSON(childArgs); err != nil {
+		if raw, _, err = toJSON(childArgs, r.script.maxNesting); err != nil {
+			var deep *lang.NestingError
+			if errors.As(err, &deep) {
+				deep.What = "workflow(): the args"
+				return nil, deep
+			}
 			return nil, fmt.Errorf("workflow(): the args cannot be turned into JSON: %v", err)
 		}
 	}
@@ -222,7 +228,7 @@ func promptArg(fn, usage string, args starlark.Tuple) (string, error) {
 // optionsJSON turns keyword options into the JSON object lang decodes, so
 // that both languages share the checks and their messages. A None option
 // is left out.
-func optionsJSON(fn string, kwargs []starlark.Tuple) (json.RawMessage, error) {
+func optionsJSON(fn string, kwargs []starlark.Tuple, limit int) (json.RawMessage, error) {
 	if len(kwargs) == 0 {
 		return nil, nil
 	}
@@ -233,7 +239,12 @@ func optionsJSON(fn string, kwargs []starlark.Tuple) (json.RawMessage, error) {
 			continue
 		}
 		name, _ := starlark.AsString(kv[0])
-		v, err := toJSON(kv[1])
+		v, _, err := toJSON(kv[1], limit)
+		var deep *lang.NestingError
+		if errors.As(err, &deep) {
+			deep.What = fmt.Sprintf("%s: option %s", fn, name)
+			return nil, deep
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: option %s cannot be turned into JSON: %v", fn, name, err)
 		}
