@@ -12,27 +12,31 @@ import (
 // eval("[".repeat(1e6) + "]".repeat(1e6)) overflowed the Go stack and took
 // the process down. guardsSource puts a check in front of each: the same
 // nesting limit as the script's own text, measured the same way, before
-// the parser sees a byte.
+// the parser sees a byte. Code also gets the workaround of
+// readArgumentsFirst, for the goja bug that the script's own text gets it
+// for: there it gave wrong answers (an arrow read the wrong arguments).
 //
 // The eval that stands in for the real one calls it indirectly, so the
 // code runs in the global scope, as (0, eval)(code) and globalThis.eval(code)
 // do in Node too; a direct eval(code), which would see the script's local
 // variables in Node, is refused when the script loads (see checkForbidden)
 // rather than run in another scope.
-const guardsSource = `(function (checkCode, checkJSON) {
+const guardsSource = `(function (checked) {
 	"use strict";
 	const define = (obj, name, value) =>
 		Object.defineProperty(obj, name, { value, writable: true, configurable: true, enumerable: false });
 	const realEval = globalThis.eval;
 	define(globalThis, "eval", { eval(code) {
-		if (typeof code === "string") checkCode("eval()", code);
-		return realEval(code);
+		return typeof code === "string" ? realEval(checked("eval()", code)) : code;
 	} }.eval);
-	const guard = (Real, what) => {
+	const guard = (Real, what, head) => {
+		// As goja's own constructor does: the function's text, evaluated.
 		const Guarded = function (...args) {
 			const texts = args.map(String);
-			for (const text of texts) checkCode(what, text);
-			return Reflect.construct(Real, texts, new.target === undefined ? Guarded : new.target);
+			const body = texts.length > 0 ? texts.pop() : "";
+			const fn = realEval(checked(what, head + "(" + texts.join(",") + "\n) {\n" + body + "\n})"));
+			Object.setPrototypeOf(fn, (new.target === undefined ? Guarded : new.target).prototype);
+			return fn;
 		};
 		Object.setPrototypeOf(Guarded, Object.getPrototypeOf(Real));
 		Object.defineProperty(Guarded, "prototype", { value: Real.prototype });
@@ -41,13 +45,12 @@ const guardsSource = `(function (checkCode, checkJSON) {
 		define(Real.prototype, "constructor", Guarded);
 		return Guarded;
 	};
-	define(globalThis, "Function", guard(Function, "new Function()"));
-	guard(Object.getPrototypeOf(async function () {}).constructor, "new AsyncFunction()");
-	guard(Object.getPrototypeOf(function* () {}).constructor, "new GeneratorFunction()");
+	define(globalThis, "Function", guard(Function, "new Function()", "(function anonymous"));
+	guard(Object.getPrototypeOf(async function () {}).constructor, "new AsyncFunction()", "(async function anonymous");
+	guard(Object.getPrototypeOf(function* () {}).constructor, "new GeneratorFunction()", "(function* anonymous");
 	const realParse = JSON.parse;
 	define(JSON, "parse", { parse(text, reviver) {
-		const s = String(text);
-		checkJSON(s);
+		const s = checked("JSON.parse()", String(text), true);
 		return arguments.length > 1 ? realParse(s, reviver) : realParse(s);
 	} }.parse);
 })`
@@ -63,18 +66,20 @@ func (r *run) installGuards() error {
 	install, _ := goja.AssertFunction(v)
 	r.rangeError, _ = r.vm.Get("RangeError").(*goja.Object)
 	limit := r.script.maxNesting
-	throw := func(what string) { r.throwNesting(&lang.NestingError{What: what, Limit: limit}) }
-	checkCode := func(what, text string) {
+	// checked returns the text to parse, or throws when it nests too deeply.
+	checked := func(what, text string, isJSON bool) string {
+		if isJSON {
+			if lang.JSONNesting([]byte(text), limit) > limit {
+				r.throwNesting(&lang.NestingError{What: what + ": the text", Limit: limit})
+			}
+			return text
+		}
 		if sourceNesting(text, limit) >= 0 {
-			throw(what + ": the code")
+			r.throwNesting(&lang.NestingError{What: what + ": the code", Limit: limit})
 		}
+		return readArgumentsFirstInText(text)
 	}
-	checkJSON := func(text string) {
-		if lang.JSONNesting([]byte(text), limit) > limit {
-			throw("JSON.parse(): the text")
-		}
-	}
-	_, err = install(goja.Undefined(), r.vm.ToValue(checkCode), r.vm.ToValue(checkJSON))
+	_, err = install(goja.Undefined(), r.vm.ToValue(checked))
 	return err
 }
 

@@ -2,9 +2,11 @@ package jsvm
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
 )
 
 // goja's ast package has no walker, and a hand-written one would have to
@@ -123,6 +125,45 @@ func readArgumentsFirst(prog *ast.Program) {
 		}
 		return true, true
 	})
+}
+
+// readArgumentsFirstInText is readArgumentsFirst for code made at run time
+// (eval, new Function), which goja parses itself: the read goes into the
+// text, where a function's body begins (after its directives). Text that
+// does not parse is left as it is, for goja to report.
+func readArgumentsFirstInText(text string) string {
+	prog, err := parser.ParseFile(nil, "", text, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return text
+	}
+	var at []int
+	walk(reflect.ValueOf(prog), func(n ast.Node) (bool, bool) {
+		if fn, ok := n.(*ast.FunctionLiteral); ok && fn.Body != nil && arrowReadsArguments(fn) {
+			off := int(fn.Body.LeftBrace) // the byte after {, as goja counts from 1
+			for _, st := range fn.Body.List {
+				if !isDirective(st) {
+					break
+				}
+				off = int(st.Idx1()) - 1
+			}
+			at = append(at, off)
+		}
+		return true, true
+	})
+	if len(at) == 0 {
+		return text
+	}
+	slices.Sort(at)
+	var b strings.Builder
+	last := 0
+	for _, off := range at {
+		off = min(max(off, last), len(text))
+		b.WriteString(text[last:off])
+		b.WriteString(";arguments;")
+		last = off
+	}
+	b.WriteString(text[last:])
+	return b.String()
 }
 
 // arrowReadsArguments reports whether an arrow function inside fn, and

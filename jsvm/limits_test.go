@@ -112,6 +112,11 @@ func TestArrowReadsArguments(t *testing.T) {
 		{"const o = { m() { return (() => () => arguments[1])()() } }\nreturn o.m(1, 2)", "2"},
 		{"class C { m() { return [1].map(() => arguments.length)[0] } }\nreturn new C().m(1, 2, 3)", "3"},
 		{"return new Function('const g = () => arguments.length; return g()')(1, 2)", "2"},
+		// Code made at run time gets the same fix: goja gave 1 and 2 here.
+		{"return new Function('function g() { const h = () => arguments.length; return h() } return g(1, 2)')()", "2"},
+		{"return new Function('function f(a = () => arguments.length) { return a() } return f()')()", "0"},
+		{"return (0, eval)('(function g() { const h = () => arguments[1]; return h() })(1, 2)')", "2"},
+		{`return new Function("'use strict'\nconst h = () => arguments.length; return [h(), this === undefined]")(7)`, "[1,true]"},
 		{"try { const g = () => arguments; g() } catch (e) { return String(e) }", `"ReferenceError: arguments is not defined"`},
 		{"try { return arguments.length } catch (e) { return String(e) }", `"ReferenceError: arguments is not defined"`},
 	} {
