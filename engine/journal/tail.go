@@ -30,9 +30,11 @@ func (r Repair) String() string {
 }
 
 // The torn-tail rule, shared by Open and Scan: a crash mid-write leaves a
-// prefix of the last batch, so the last line is torn when it has no newline
-// or fails its check. Lines before it that fail their check are not torn:
-// they stay where they are, and every scan reports them as damaged.
+// prefix of the last batch, so the last line is torn when it has no newline,
+// or fails its check and was cut short (see cutShort). Other lines that
+// fail their check, the last one included when it was written whole, are
+// not torn: they stay where they are, and every scan reports them as
+// damaged.
 
 // repairTail moves the torn tail of the locked journal f, if it has one, to
 // a side file and truncates f to the end of the line before it. It reads
@@ -92,7 +94,7 @@ func findGoodEnd(f *os.File, size int64) (int64, error) {
 	if _, err := f.ReadAt(line, nl+1); err != nil {
 		return 0, err
 	}
-	if checkLine(line) == lineBroken {
+	if checkLine(line) == lineBroken && cutShort(line) {
 		return nl + 1, nil
 	}
 	return size, nil
