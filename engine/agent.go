@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -37,6 +38,8 @@ type agentCall struct {
 	release context.CancelFunc
 	// dir is where the agent works: the project, or the call's worktree.
 	dir string
+	// settled makes settle happen once (see runGuarded).
+	settled atomic.Bool
 }
 
 // resolve fixes what the call runs with. The precedence, highest first: the
@@ -214,6 +217,9 @@ func (c *agentCall) runLive() {
 
 // settle hands the call's answer to the script and counts the call done.
 func (c *agentCall) settle(answer json.RawMessage, err error) {
+	if c.settled.Swap(true) {
+		return // settled already, before its goroutine panicked (see runGuarded)
+	}
 	c.release()
 	c.done(answer, err)
 	c.run.calls.Done()

@@ -35,9 +35,15 @@ func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang
 	}
 	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
+	done = onceDone(done)
 	go func() {
 		defer r.calls.Done()
 		defer release()
+		defer func() {
+			if x := recover(); x != nil {
+				done(nil, r.recovered("checkpoint "+path, x))
+			}
+		}()
 		answer, source, err := r.answerCheckpoint(ctx, path, req)
 		if err != nil {
 			done(nil, err)

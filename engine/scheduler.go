@@ -73,9 +73,28 @@ func (s *scheduler) work() {
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
-		c.runLive()
+		runGuarded(c)
 		s.mu.Lock()
 	}
+}
+
+// runGuarded runs c; a panic in it (in an executor, say, on an answer it
+// did not expect) fails c's run, and the worker goes on with the next call.
+func runGuarded(c *agentCall) {
+	defer func() {
+		if x := recover(); x != nil {
+			c.settle(nil, c.run.recovered("agent call "+c.path, x))
+		}
+	}()
+	// The answer of this worker's last call goes out to the journal as
+	// this one would start: once its write is done, the worker knows
+	// whether the journal can still be written. If not, the call would
+	// run and be paid for, and its answer lost; the run is pausing.
+	if err := c.run.journal.WaitWritten(c.ctx); err != nil {
+		c.settle(nil, err)
+		return
+	}
+	c.runLive()
 }
 
 // close stops the workers once their current calls return and hands back

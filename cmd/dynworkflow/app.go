@@ -37,6 +37,8 @@ type app struct {
 
 	// jsBusyLimit is --js-busy-limit.
 	jsBusyLimit time.Duration
+	// maxNesting is --max-nesting.
+	maxNesting int
 
 	// config is the executor configuration, read once (executorConfig).
 	config    *execconfig.Config
@@ -97,7 +99,8 @@ func (a *app) openStore() (*store.Store, error) {
 
 // hosts is every script language this build knows.
 func (a *app) hosts() *lang.Registry {
-	return lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit}), star.New())
+	return lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit, MaxNesting: a.maxNesting}),
+		star.NewWithConfig(star.Config{MaxNesting: a.maxNesting}))
 }
 
 // localEventRing is the event ring of a runtime that serves no clients:
@@ -151,13 +154,14 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 	// left running, before anything new starts.
 	reg := a.openChildren(context.Background(), root, log)
 	cfg := engine.Config{
-		Store:     st,
-		Hosts:     a.hosts(),
-		Executors: executorSet(conf, sim, reg, log),
-		Restore:   restorer(reg, log),
-		Cwd:       cwd,
-		Logger:    log,
-		EventRing: localEventRing,
+		Store:      st,
+		Hosts:      a.hosts(),
+		Executors:  executorSet(conf, sim, reg, log),
+		Restore:    restorer(reg, log),
+		Cwd:        cwd,
+		Logger:     log,
+		EventRing:  localEventRing,
+		MaxNesting: a.maxNesting,
 	}
 	configure(&cfg)
 	return engine.New(cfg)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // optionFlags are the run options shared by run and resume. On resume only
@@ -90,8 +91,10 @@ func (o *optionFlags) simulate() (simulate.Config, error) {
 	return simulate.Config{MinLatency: lo, MaxLatency: hi, FailureRate: o.simFailureRate, Seed: o.simSeed}, nil
 }
 
-// argsJSON reads --args: inline JSON, or @FILE. Nil means no args.
-func (o *optionFlags) argsJSON(cmd *cobra.Command) (json.RawMessage, error) {
+// argsJSON reads --args: inline JSON, or @FILE. Nil means no args. Args
+// nested deeper than maxNesting are refused here, before encoding/json's
+// own limit would call them invalid.
+func (o *optionFlags) argsJSON(cmd *cobra.Command, maxNesting int) (json.RawMessage, error) {
 	if !cmd.Flags().Changed("args") {
 		return nil, nil
 	}
@@ -102,6 +105,9 @@ func (o *optionFlags) argsJSON(cmd *cobra.Command) (json.RawMessage, error) {
 			return nil, usageError(codeBadArgs, fmt.Errorf("--args: %w", err))
 		}
 		text, source = string(b), name
+	}
+	if err := lang.CheckJSONNesting(source, []byte(text), lang.MaxNestingOr(maxNesting)); err != nil {
+		return nil, usageError(codeBadArgs, err)
 	}
 	if !json.Valid([]byte(text)) {
 		var v any
@@ -118,7 +124,7 @@ func (a *app) localRuntime(cmd *cobra.Command, of *optionFlags) (*engine.Runtime
 	if err != nil {
 		return nil, nil, err
 	}
-	scriptArgs, err := of.argsJSON(cmd)
+	scriptArgs, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return nil, nil, err
 	}

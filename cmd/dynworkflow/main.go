@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/jsvm"
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // handedOverEnv names, in the environment of a process, the build without
@@ -95,6 +97,9 @@ edited resumes without paying for finished calls again.`,
 		if a.jsBusyLimit <= 0 {
 			return usageErrorf("--js-busy-limit must be a positive duration, such as 30s or 5m, not %s", a.jsBusyLimit)
 		}
+		if err := lang.ValidMaxNesting(a.maxNesting); err != nil {
+			return usageErrorf("%v", err)
+		}
 		return nil
 	}
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version and the revision it was built from")
@@ -103,6 +108,8 @@ edited resumes without paying for finished calls again.`,
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	root.PersistentFlags().DurationVar(&a.jsBusyLimit, "js-busy-limit", jsvm.DefaultBusyLimit,
 		"stop a JavaScript workflow that computes this long without waiting for the engine (an endless loop)")
+	root.PersistentFlags().IntVar(&a.maxNesting, "max-nesting", lang.DefaultMaxNesting,
+		fmt.Sprintf("how deeply a script, and the values it passes on (args, results, answers), may nest; at most %d", lang.MaxNestingCeiling))
 	root.PersistentFlags().StringArrayVar(&a.commandExecutors, "command-executor", nil,
 		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt} {model} {effort} {schema} {schema_file} {dir}; without {prompt} the prompt goes to stdin")
 	root.AddCommand(
