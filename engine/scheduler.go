@@ -1,6 +1,10 @@
 package engine
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"sync"
+)
 
 // scheduler runs a run's live agent calls under its concurrency cap. Calls
 // queue in the order the script made them, so a wide fan-out starts its
@@ -90,7 +94,8 @@ func runGuarded(c *agentCall) {
 	// this one would start: once its write is done, the worker knows
 	// whether the journal can still be written. If not, the call would
 	// run and be paid for, and its answer lost; the run is pausing.
-	if err := c.run.journal.WaitWritten(c.ctx); err != nil {
+	if err := c.run.journal.WaitWritten(context.WithoutCancel(c.ctx)); err != nil {
+		c.run.fail(fmt.Errorf("journal call %s: %w", c.path, err))
 		c.settle(nil, err)
 		return
 	}

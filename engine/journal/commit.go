@@ -141,6 +141,7 @@ func (w *Writer) write(b *batch) error {
 		}
 		w.records.Add(int64(b.records))
 		w.batches.Add(1)
+		w.keepRoom()
 	}
 	b.wrote(nil)
 	if b.durable && w.dirty {

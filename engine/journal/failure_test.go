@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -121,4 +122,34 @@ func TestDamagedLastLineIsNotTorn(t *testing.T) {
 			t.Fatalf("scan = %+v, %v; want the zeroed last line torn", rep, err)
 		}
 	})
+}
+
+// The journal keeps room for its last record: once the disk has no room
+// to top it up, the Writer takes no more records, and the last one (how
+// the run ended) still goes out.
+func TestRoomForTheLastRecord(t *testing.T) {
+	path := tempJournal(t)
+	var full atomic.Bool
+	w := openT(t, path, Options{hooks: hooks{reserve: func(f *os.File, off, n int64) error {
+		if full.Load() {
+			return syscall.ENOSPC
+		}
+		return nil
+	}}})
+	ctx := context.Background()
+	full.Store(true)
+	big := []byte(`{"answer":"` + strings.Repeat("x", roomSize-roomLow) + `"}`)
+	if err := w.AppendSync(ctx, big); err != nil {
+		t.Fatalf("the record that fills the room: %v", err)
+	}
+	if err := w.AppendSync(ctx, []byte(`{"n":2}`)); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("a record past the room: %v, want no space", err)
+	}
+	if err := w.AppendLast(ctx, []byte(`{"n":"end"}`)); err != nil {
+		t.Fatalf("the last record: %v", err)
+	}
+	w.Close()
+	if got := readAllT(t, path); len(got) != 2 || got[1] != `{"n":"end"}` {
+		t.Errorf("journal = %d records, last %q", len(got), got[len(got)-1])
+	}
 }

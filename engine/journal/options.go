@@ -32,4 +32,6 @@ type hooks struct {
 	// write replaces the write of a batch: a full disk, say, that takes
 	// part of it.
 	write func(f *os.File, b []byte) (int, error)
+	// reserve replaces the allocation of the room past the end.
+	reserve func(f *os.File, off, n int64) error
 }

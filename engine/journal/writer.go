@@ -45,6 +45,9 @@ type Writer struct {
 	// Owned by the commit loop.
 	spare *bytes.Buffer
 	dirty bool // written since the last sync
+	// reservedTo is the end of the room kept allocated past the file's
+	// end (see keepRoom); -1 where the file system cannot keep any.
+	reservedTo int64
 
 	records, batches, fsyncs, bytesWritten atomic.Int64
 
@@ -110,8 +113,47 @@ func Open(path string, opts ...Options) (*Writer, error) {
 		return nil, fmt.Errorf("reading journal %s: %w", path, err)
 	}
 	w.pending = w.newBatch()
+	w.keepRoom()
 	go w.commitLoop()
 	return w, nil
+}
+
+// The journal keeps room on the disk for its last record. Past its end it
+// keeps roomSize bytes allocated (fallocate with KEEP_SIZE: the file does
+// not grow), topped up as records fill it; when the disk has no room left
+// to top it up, the Writer takes no more records while at least roomLow
+// bytes remain, and AppendLast can still write how the run ended. Without
+// it, a run that filled the disk to the last byte could not say why it
+// paused, and list showed it as left by a process that exited.
+const (
+	roomSize = 64 << 10
+	roomLow  = 16 << 10
+)
+
+// keepRoom tops up the room past the journal's end. Called by Open and by
+// the commit loop.
+func (w *Writer) keepRoom() {
+	size := w.Mark().Size
+	if w.reservedTo < 0 || w.reservedTo-size >= roomLow {
+		return
+	}
+	keep := reserve
+	if w.opts.hooks.reserve != nil {
+		keep = w.opts.hooks.reserve
+	}
+	switch err := keep(w.file, size, roomSize); {
+	case err == nil:
+		w.reservedTo = size + roomSize
+	case errors.Is(err, unix.ENOSPC) && w.reservedTo > 0:
+		w.mu.Lock()
+		w.undone = true // the room left is the last record's
+		w.mu.Unlock()
+		_ = w.breakWith(fmt.Errorf("writing journal %s: %w: the disk's last room is kept for the journal's last record", w.path, err))
+	case errors.Is(err, unix.ENOSPC):
+		// Opened on a full disk: nothing in reserve; writes will say.
+	default:
+		w.reservedTo = -1 // not supported by this file system
+	}
 }
 
 // Create makes a new journal at path whose first record is first, and opens
@@ -320,6 +362,9 @@ func (w *Writer) Close() error {
 
 	close(w.quit)
 	<-w.exited // the commit loop commits b on its way out
+	if size := w.Mark().Size; w.reservedTo > size {
+		_ = unreserve(w.file, size, w.reservedTo-size) // a closed journal keeps no room
+	}
 	err := b.err
 	if cerr := w.file.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing journal %s: %w", w.path, cerr))
