@@ -98,23 +98,23 @@ func (o *optionFlags) argsJSON(cmd *cobra.Command, maxNesting int) (json.RawMess
 	if !cmd.Flags().Changed("args") {
 		return nil, nil
 	}
-	text, source := o.args, "--args"
-	if name, ok := strings.CutPrefix(text, "@"); ok {
+	text, source := []byte(o.args), "--args"
+	if name, ok := strings.CutPrefix(o.args, "@"); ok {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			return nil, usageError(codeBadArgs, fmt.Errorf("--args: %w", err))
 		}
-		text, source = string(b), name
+		text, source = b, name
 	}
-	if err := lang.CheckJSONNesting(source, []byte(text), lang.MaxNestingOr(maxNesting)); err != nil {
+	if err := lang.CheckJSONNesting(source, text, lang.MaxNestingOr(maxNesting)); err != nil {
 		return nil, usageError(codeBadArgs, err)
 	}
-	if !json.Valid([]byte(text)) {
+	if !json.Valid(text) {
 		var v any
-		err := json.Unmarshal([]byte(text), &v)
+		err := json.Unmarshal(text, &v)
 		return nil, usageError(codeBadArgs, fmt.Errorf("%s is not valid JSON (%v); pass a JSON value such as '{\"items\":[1,2]}', or @FILE to read one", source, err))
 	}
-	return json.RawMessage(text), nil
+	return text, nil
 }
 
 // localRuntime reads the flags a command running here needs (the simulated

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -102,19 +101,8 @@ func findGoodEnd(f *os.File, size int64) (int64, error) {
 
 // lastNewline returns the offset of the last '\n' before end, or -1.
 func lastNewline(f *os.File, end int64) (int64, error) {
-	var buf [8 << 10]byte
-	for end > 0 {
-		n := min(end, int64(len(buf)))
-		chunk := buf[:n]
-		if _, err := f.ReadAt(chunk, end-n); err != nil {
-			return 0, err
-		}
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			return end - n + int64(i), nil
-		}
-		end -= n
-	}
-	return -1, nil
+	r := lineReader{f: f}
+	return r.lastNewline(end)
 }
 
 // saveSideFile writes torn bytes to <path>.torn-<unix-nanos>, durably.
