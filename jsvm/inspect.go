@@ -109,9 +109,10 @@ func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 // arrow, the binding is never moved where the arrow can reach it. Reading
 // arguments first thing in the function's body, as this does, makes the
 // first use the function's own, and the arrow then reads it as it should.
-// The read has no effect of its own. A function whose parameters'
-// defaults hold the arrow is not helped; the run fails on goja's panic
-// then, with a message, and the process goes on.
+// The read has no effect of its own. Parameters' defaults get it too (see
+// readArgumentsInDefaults); where goja still panics (an arrow deep in a
+// destructuring pattern's default), the run fails with a message, and the
+// process goes on.
 func readArgumentsFirst(prog *ast.Program) {
 	walk(reflect.ValueOf(prog), func(n ast.Node) (bool, bool) {
 		if fn, ok := n.(*ast.FunctionLiteral); ok && fn.Body != nil && arrowReadsArguments(fn) {
@@ -122,9 +123,31 @@ func readArgumentsFirst(prog *ast.Program) {
 			}
 			read := &ast.ExpressionStatement{Expression: &ast.Identifier{Name: "arguments", Idx: fn.Body.LeftBrace + 1}}
 			fn.Body.List = append(list[:at:at], append([]ast.Statement{read}, list[at:]...)...)
+			readArgumentsInDefaults(fn)
 		}
 		return true, true
 	})
+}
+
+// readArgumentsInDefaults does for a function's parameters what the read
+// at the start of its body does for the body: the parameters' defaults run
+// first, so the default that holds such an arrow, a = () => arguments[0],
+// reads arguments before it: a = (arguments, () => arguments[0]).
+func readArgumentsInDefaults(fn *ast.FunctionLiteral) {
+	if fn.ParameterList == nil {
+		return
+	}
+	for _, b := range fn.ParameterList.List {
+		if b.Initializer == nil {
+			continue
+		}
+		probe := &ast.FunctionLiteral{Body: &ast.BlockStatement{List: []ast.Statement{&ast.ExpressionStatement{Expression: b.Initializer}}}}
+		if arrowReadsArguments(probe) {
+			b.Initializer = &ast.SequenceExpression{Sequence: []ast.Expression{
+				&ast.Identifier{Name: "arguments", Idx: b.Initializer.Idx0()}, b.Initializer}}
+			return // the first read is the one that counts
+		}
+	}
 }
 
 // readArgumentsFirstInText is readArgumentsFirst for code made at run time

@@ -112,6 +112,8 @@ func TestArrowReadsArguments(t *testing.T) {
 		{"const o = { m() { return (() => () => arguments[1])()() } }\nreturn o.m(1, 2)", "2"},
 		{"class C { m() { return [1].map(() => arguments.length)[0] } }\nreturn new C().m(1, 2, 3)", "3"},
 		{"return new Function('const g = () => arguments.length; return g()')(1, 2)", "2"},
+		{"function f(a = () => arguments.length) { return a() }\nreturn [f(), f(undefined, 7, 8)]", "[0,3]"},
+		{"function f(b, a = () => arguments[0]) { return a() }\nreturn f(5)", "5"},
 		// Code made at run time gets the same fix: goja gave 1 and 2 here.
 		{"return new Function('function g() { const h = () => arguments.length; return h() } return g(1, 2)')()", "2"},
 		{"return new Function('function f(a = () => arguments.length) { return a() } return f()')()", "0"},
