@@ -52,6 +52,7 @@ func FuzzScript(f *testing.F) {
 		"return new Function('a', 'const h = () => arguments; return h().length')(1, 2)",
 		"return (0, eval)('[' .repeat(3000) + ']'.repeat(3000))",
 		"return JSON.parse('['.repeat(3000) + ']'.repeat(3000))",
+		"let o = []; for (let i = 0; i < 5000; i++) o = [o]\nreturn [String(o).length, o.flat(Infinity).length]",
 		"return { left: budget.remaining(), nan: 0 / 0, list: [Infinity, -Infinity] }",
 		"const r = await parallel([1, 2, 3].map(i => () => agent('t' + i)))\nreturn { r, n: NaN }",
 		"return await checkpoint('go?', { kind: 'confirm', default: true })",

@@ -21,7 +21,7 @@ import (
 // do in Node too; a direct eval(code), which would see the script's local
 // variables in Node, is refused when the script loads (see checkForbidden)
 // rather than run in another scope.
-const guardsSource = `(function (checked) {
+const guardsSource = `(function (checked, limit, tooDeep) {
 	"use strict";
 	const define = (obj, name, value) =>
 		Object.defineProperty(obj, name, { value, writable: true, configurable: true, enumerable: false });
@@ -48,6 +48,46 @@ const guardsSource = `(function (checked) {
 	define(globalThis, "Function", guard(Function, "new Function()", "(function anonymous"));
 	guard(Object.getPrototypeOf(async function () {}).constructor, "new AsyncFunction()", "(async function anonymous");
 	guard(Object.getPrototypeOf(function* () {}).constructor, "new GeneratorFunction()", "(function* anonymous");
+	// Joining nested arrays recurses in goja's Go code, once per level,
+	// with no stack limit of its own: String() of an array nested two
+	// million levels deep overflowed the Go stack. Each level goes through
+	// join (toString calls it), or toLocaleString: they count how deeply
+	// they are inside one another.
+	let joins = 0;
+	for (const name of ["join", "toLocaleString"]) {
+		const real = Array.prototype[name];
+		const guarded = { [name](...args) {
+			if (joins >= limit) tooDeep("Array.prototype." + name + "()");
+			joins++;
+			try {
+				return Reflect.apply(real, this, args);
+			} finally {
+				joins--;
+			}
+		} }[name];
+		Object.defineProperty(guarded, "length", { value: real.length });
+		define(Array.prototype, name, guarded);
+	}
+	// flat recurses once per level it flattens: deeper than the limit, the
+	// array is measured first, level by level, without recursion.
+	const realFlat = Array.prototype.flat;
+	define(Array.prototype, "flat", { flat(...args) {
+		const want = args.length === 0 || args[0] === undefined ? 1 : Number(args[0]);
+		if (want > limit && Array.isArray(this)) {
+			let level = [this];
+			for (let depth = 1; level.length > 0; depth++) {
+				if (depth > limit) tooDeep("Array.prototype.flat()");
+				const next = [];
+				for (const a of level) {
+					for (let i = 0; i < a.length; i++) {
+						if (Array.isArray(a[i])) next.push(a[i]);
+					}
+				}
+				level = next;
+			}
+		}
+		return Reflect.apply(realFlat, this, args);
+	} }.flat);
 	const realParse = JSON.parse;
 	define(JSON, "parse", { parse(text, reviver) {
 		const s = checked("JSON.parse()", String(text), true);
@@ -79,7 +119,8 @@ func (r *run) installGuards() error {
 		}
 		return readArgumentsFirstInText(text)
 	}
-	_, err = install(goja.Undefined(), r.vm.ToValue(checked))
+	tooDeep := func(what string) { r.throwNesting(&lang.NestingError{What: what + ": the array", Limit: limit}) }
+	_, err = install(goja.Undefined(), r.vm.ToValue(checked), r.vm.ToValue(limit), r.vm.ToValue(tooDeep))
 	return err
 }
 

@@ -66,6 +66,12 @@ func TestValueNestingLimit(t *testing.T) {
 			"RangeError: agent(): the options: nested more than 1000 levels deep"},
 		{"try { JSON.parse('['.repeat(2e6) + ']'.repeat(2e6)) } catch (e) { return e.name + ': ' + e.message }",
 			"RangeError: JSON.parse(): the text: nested more than 1000 levels deep"},
+		{deep(100000) + "try { String(o) } catch (e) { return e.name + ': ' + e.message }",
+			"RangeError: Array.prototype.join(): the array: nested more than 1000 levels deep"},
+		{deep(100000) + "try { o.toLocaleString() } catch (e) { return e.name + ': ' + e.message }",
+			"RangeError: Array.prototype.toLocaleString(): the array: nested more than 1000 levels deep"},
+		{deep(100000) + "try { o.flat(Infinity) } catch (e) { return e.name + ': ' + e.message }",
+			"RangeError: Array.prototype.flat(): the array: nested more than 1000 levels deep"},
 		{"try { (0, eval)('['.repeat(1e6) + ']'.repeat(1e6)) } catch (e) { return e.name + ': ' + e.message }",
 			"RangeError: eval(): the code: nested more than 1000 levels deep"},
 		{"try { new Function('return ' + '!'.repeat(1e6) + '1') } catch (e) { return e.name + ': ' + e.message }",
@@ -82,8 +88,9 @@ func TestValueNestingLimit(t *testing.T) {
 	got := mustRun(t, langtest.NewEnv(), `return [new Function('a', 'b', 'return a + b')(1, 2), Function('return 3')(),
   (function () {}) instanceof Function, Function.prototype.constructor === Function, Function.name,
   (0, eval)('2 + 2'), globalThis.eval('typeof args'), JSON.parse('[1, {"a": 2}]', (k, v) => typeof v === 'number' ? v * 10 : v),
-  (async function () {}).constructor.name, typeof (function* () {}).constructor('yield 1')]`)
-	if want := `[3,3,true,true,"Function",4,"undefined",[10,{"a":20}],"AsyncFunction","function"]`; got != want {
+  (async function () {}).constructor.name, typeof (function* () {}).constructor('yield 1'),
+  String([1, [2, [3]]]), [1, [2, [3, [4]]]].flat(Infinity), [[1, 2], [3]].join(';'), [].join.length, [].flat.name]`)
+	if want := `[3,3,true,true,"Function",4,"undefined",[10,{"a":20}],"AsyncFunction","function","1,2,3",[1,2,3,4],"1,2;3",1,"flat"]`; got != want {
 		t.Errorf("constructors = %s, want %s", got, want)
 	}
 }
