@@ -69,6 +69,7 @@ func FuzzScript(f *testing.F) {
 		"    o = \"leaf\"\n    for i in range(3000):\n        o = [o]\n    return o",
 		"    return {\"left\": float(\"inf\"), \"nan\": float(\"nan\")}",
 		"    o = []\n    o.append(o)\n    return o",
+		"    o = []\n    for i in range(5000):\n        o = [o]\n    return [len(str(o)), len(json.encode(o))]",
 		"    return [agent(\"a\"), checkpoint(\"go?\", kind = \"confirm\", default = True)]",
 	} {
 		f.Add(sm+body, true)

@@ -9,7 +9,6 @@ import (
 	"math"
 	"strings"
 
-	starjson "go.starlark.net/lib/json"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
@@ -17,10 +16,11 @@ import (
 )
 
 // builtins are the predeclared names of every file of a run: the
-// primitives, the budget, and Starlark's json module. None reads the clock
-// or draws a random number.
+// primitives, the budget, and Starlark's json module, str, repr and print,
+// which measure what they are given first (see guards.go). None reads the
+// clock or draws a random number.
 func (r *run) builtins() starlark.StringDict {
-	return starlark.StringDict{
+	b := starlark.StringDict{
 		"agent":      starlark.NewBuiltin("agent", r.agent),
 		"checkpoint": starlark.NewBuiltin("checkpoint", r.checkpoint),
 		"workflow":   starlark.NewBuiltin("workflow", r.workflow),
@@ -30,8 +30,11 @@ func (r *run) builtins() starlark.StringDict {
 		"log":        starlark.NewBuiltin("log", r.log),
 		"budget":     r.budget(),
 		"cwd":        starlark.String(r.env.Cwd()),
-		"json":       starjson.Module,
 	}
+	for name, v := range r.guardedBuiltins() {
+		b[name] = v
+	}
+	return b
 }
 
 // agent(prompt, label=, phase=, schema=, model=, effort=, agentType=,

@@ -192,7 +192,7 @@ func resolveHint(msg string) string {
 // a workflow sees (see builtins.go).
 func isPredeclared(name string) bool {
 	switch name {
-	case "agent", "parallel", "pipeline", "workflow", "checkpoint", "phase", "log", "budget", "cwd", "json":
+	case "agent", "parallel", "pipeline", "workflow", "checkpoint", "phase", "log", "budget", "cwd", "json", "str", "repr", "print":
 		return true
 	}
 	return false

@@ -96,3 +96,26 @@ func TestSourceNestingLimit(t *testing.T) {
 		t.Errorf("brackets in strings and comments: %v", err)
 	}
 }
+
+// str, repr, print and the json module measure what they are given before
+// Starlark's recursive Go code turns it into text: str() of a list nested
+// a million levels deep overflowed the Go stack.
+func TestTextOfDeepValues(t *testing.T) {
+	const deep = "    o = []\n    for i in range(100000):\n        o = [o]\n"
+	for _, call := range []string{"str(o)", "repr(o)", "print(o)", "json.encode(o)", `json.decode("[" * 100000 + "]" * 100000)`} {
+		s := load(t, New(), "t.workflow.star", limitsMeta+"def main(args):\n"+deep+"    return len("+call+")\n")
+		_, err := runScript(t, s, langtest.NewEnv())
+		if !errors.Is(err, lang.ErrTooDeep) || !strings.Contains(err.Error(), "nested more than 1000 levels deep") {
+			t.Errorf("%s: %v", call, err)
+		}
+	}
+	s := load(t, New(), "t.workflow.star", limitsMeta+`def main(args):
+    v = {"a": [1, (2, 3)], "b": None}
+    return [str(v), repr("x"), json.encode(v), json.decode('{"k": [1]}'), json.indent('{"k":1}'), str(1)]
+`)
+	got, err := runScript(t, s, langtest.NewEnv())
+	want := `["{\"a\": [1, (2, 3)], \"b\": None}","\"x\"","{\"a\":[1,[2,3]],\"b\":null}",{"k":[1]},"{\n\t\"k\": 1\n}","1"]`
+	if err != nil || string(got) != want {
+		t.Errorf("= %s, %v\nwant %s", got, err, want)
+	}
+}
