@@ -23,10 +23,9 @@ import (
 type boomExec struct{}
 
 func (boomExec) Name() string { return "boom" }
-func (boomExec) Run(context.Context, executors.Request, executors.Observer) (executors.Result, error) {
-	var m map[string]int
-	m["the answer"]++ // a nil map: a runtime panic, not a deliberate one
-	return executors.Result{}, nil
+func (boomExec) Run(_ context.Context, req executors.Request, _ executors.Observer) (executors.Result, error) {
+	var answers []string
+	return executors.Result{Text: answers[len(req.Prompt)]}, nil // index out of range: a runtime panic, as a bug makes
 }
 
 // awaitAgent makes one agent call from a funcScript and waits for it.

@@ -133,7 +133,7 @@ func (r *lineReader) nextNewline(off, size int64) (int64, error) {
 }
 
 // seal returns the seal of the line [start, end) when it is a good sealed
-// line, else "": what sealHex returns for it, computed as it is read.
+// line (one checkLine finds sealed), else "", computed as it is read.
 func (r *lineReader) seal(start, end int64) (string, error) {
 	n := end - start
 	if n < int64(sealLen)+1 {
@@ -166,14 +166,6 @@ func (r *lineReader) seal(start, end int64) (string, error) {
 		return "", nil
 	}
 	return string(tail[len(sealPrefix) : len(sealPrefix)+8]), nil
-}
-
-// sealHex is the seal of a good sealed line, or "".
-func sealHex(line []byte) string {
-	if checkLine(line) != lineSealed {
-		return ""
-	}
-	return string(line[len(line)-10 : len(line)-2])
 }
 
 // hexOf is how a Mark writes the checksum sum of a record.
