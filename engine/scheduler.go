@@ -37,7 +37,8 @@ func newScheduler(limit int) *scheduler {
 }
 
 // submit queues c. It reports false once the scheduler is closed: the
-// execution is over and c will not run.
+// execution is over and c will not run. A call that finds no worker free
+// is marked as waiting for one (agentCall.waited).
 func (s *scheduler) submit(c *agentCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -54,6 +55,8 @@ func (s *scheduler) submit(c *agentCall) bool {
 	case s.workers < s.limit:
 		s.workers++
 		go s.work()
+	default:
+		c.waited = true
 	}
 	return true
 }
@@ -87,7 +90,7 @@ func (s *scheduler) work() {
 func runGuarded(c *agentCall) {
 	defer func() {
 		if x := recover(); x != nil {
-			c.settle(nil, c.run.recovered("agent call "+c.path, x))
+			c.settle(nil, c.run.recovered("agent call "+c.Path, x))
 		}
 	}()
 	// The answer of this worker's last call goes out to the journal as
@@ -95,7 +98,7 @@ func runGuarded(c *agentCall) {
 	// whether the journal can still be written. If not, the call would
 	// run and be paid for, and its answer lost; the run is pausing.
 	if err := c.run.journal.WaitWritten(context.WithoutCancel(c.ctx)); err != nil {
-		c.run.fail(fmt.Errorf("journal call %s: %w", c.path, err))
+		c.run.fail(fmt.Errorf("journal call %s: %w", c.Path, err))
 		c.settle(nil, err)
 		return
 	}

@@ -104,7 +104,7 @@ func (r *run) installGuards() error {
 		return err
 	}
 	install, _ := goja.AssertFunction(v)
-	r.rangeError, _ = r.vm.Get("RangeError").(*goja.Object)
+	r.rangeErrorCtor, _ = r.vm.Get("RangeError").(*goja.Object)
 	limit := r.script.maxNesting
 	// checked returns the text to parse, or throws when it nests too deeply.
 	checked := func(what, text string, isJSON bool) string {
@@ -128,10 +128,5 @@ func (r *run) installGuards() error {
 // too deeply, as Node raises one when its parser or JSON.stringify runs out
 // of stack.
 func (r *run) throwNesting(e *lang.NestingError) {
-	if r.rangeError != nil {
-		if obj, err := r.vm.New(r.rangeError, r.vm.ToValue(e.Error())); err == nil {
-			panic(obj)
-		}
-	}
-	r.typeError("%s", e.Error())
+	panic(r.rangeError(e.Error()))
 }

@@ -39,7 +39,7 @@ func NewWithConfig(c Config) *Host {
 	if c.BusyLimit <= 0 {
 		c.BusyLimit = DefaultBusyLimit
 	}
-	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+intlSource, true),
+	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true),
 		guards: goja.MustCompile("jsvm-guards.js", guardsSource, true), busyLimit: c.BusyLimit,
 		maxNesting: lang.MaxNestingOr(c.MaxNesting)}
 }

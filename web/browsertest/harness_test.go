@@ -119,12 +119,14 @@ type server struct {
 	cancel context.CancelFunc
 	served chan error
 	client *web.Client
+	// extra are executors beside the simulated one.
+	extra []executors.Executor
 }
 
-func newServer(t *testing.T, sim simulate.Config) *server {
+func newServer(t *testing.T, sim simulate.Config, extra ...executors.Executor) *server {
 	t.Helper()
 	needBrowser(t)
-	s := &server{t: t, dir: t.TempDir(), state: filepath.Join(t.TempDir(), "state"), sim: sim}
+	s := &server{t: t, dir: t.TempDir(), state: filepath.Join(t.TempDir(), "state"), sim: sim, extra: extra}
 	s.open("127.0.0.1:0")
 	t.Cleanup(s.close)
 	return s
@@ -138,7 +140,7 @@ func (s *server) open(addr string) {
 	}
 	cps := web.NewCheckpoints()
 	rt, err := engine.New(engine.Config{
-		Store: st, Hosts: lang.NewRegistry(jsvm.New()), Executors: executors.NewSet(simulate.New(s.sim)),
+		Store: st, Hosts: lang.NewRegistry(jsvm.New()), Executors: executors.NewSet(append([]executors.Executor{simulate.New(s.sim)}, s.extra...)...),
 		Cwd: s.dir, Responder: cps, EventRing: 1 << 16,
 	})
 	if err != nil {
