@@ -26,7 +26,9 @@ import (
 // within the nesting limit that the journal gives back unchanged. The
 // corpus starts from the examples and from the constructs that took the
 // process down: deep nesting in source and values, arguments in an arrow,
-// eval and new Function, non-finite numbers.
+// eval and new Function, non-finite numbers, and those of goja's surface
+// that real scripts use and goja got wrong (JSON's indent, Unicode
+// property escapes, locales and Intl, await outside an async function).
 //
 //	go test -run '^$' -fuzz FuzzScript -fuzztime 10m ./engine
 func FuzzScript(f *testing.F) {
@@ -58,6 +60,13 @@ func FuzzScript(f *testing.F) {
 		"return await checkpoint('go?', { kind: 'confirm', default: true })",
 		"try { await workflow('missing', { a: 1 }) } catch (e) { return e.message }",
 		"const a = {}; a.self = a\nreturn a",
+		"return [JSON.stringify({ a: {}, b: [1] }, null, 2), new RegExp('\\\\p{L}+', 'u').test('é'), 'é-x'.replace(/[^\\p{L}]/gu, '-')]",
+		"const d = new Date(Date.UTC(2024, 0, 14, 23, 30))\nreturn [d.toLocaleDateString('sv-SE', { timeZone: 'Asia/Tokyo' }), d.toLocaleString('en-GB')]",
+		"return [new Intl.NumberFormat('de-DE', { style: 'currency', currency: 'EUR' }).format(1234.5), new Intl.NumberFormat('en', { notation: 'compact' }).format(12345), (0.000123).toLocaleString('en', { maximumSignificantDigits: 2 })]",
+		"return ['item10', 'item2', 'item1'].sort(new Intl.Collator('en', { numeric: true }).compare).concat(['a', 'B'].sort((x, y) => x.localeCompare(y, 'en', { sensitivity: 'base' })))",
+		"return [new Intl.PluralRules('en').select(1), new Intl.RelativeTimeFormat('en').format(-1, 'day'), new Intl.ListFormat('en').format(['a', 'b']), [...new Intl.Segmenter('en', { granularity: 'word' }).segment('a b')].length, new Intl.DateTimeFormat('fr', { dateStyle: 'long' }).format(0)]",
+		"export const meta2 = 1\nfunction f() { await agent('x') }\nreturn 1",
+		"return await agent('x', { model: 'opus', phase: 'Design' })",
 		"return Symbol('s')",
 		"throw new Error('boom')",
 	} {
