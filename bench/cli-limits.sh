@@ -29,6 +29,15 @@ dw run big-result.workflow.js --simulate-latency 0 --json >"$WORK/out.json"
 line=$("$MEASURE" -n "$REPS" -label "list-20mb-last-line" -- "$DW" --state-dir "$STATE" list)
 echo "$line"
 result "list: a run whose journal ends with a 20 MB line, wall" "$(field wall_median_ms "$line")" ms "<50"
+result "list: a run whose journal ends with a 20 MB line, CPU" "$(field cpu_median_ms "$line")" ms -
+# The floor on this machine now: list of a state directory with no run,
+# the process's start and end alone. On a loaded machine the wall time is
+# mostly waiting for a CPU; read the figure above against this one.
+mkdir -p "$WORK/empty-state"
+line=$("$MEASURE" -n "$REPS" -label "list-no-runs" -- "$DW" --state-dir "$WORK/empty-state" list)
+echo "$line"
+result "list with no runs (the floor), wall" "$(field wall_median_ms "$line")" ms -
+result "list with no runs (the floor), CPU" "$(field cpu_median_ms "$line")" ms -
 
 cat >args.workflow.js <<'JS'
 export const meta = { name: 'args', description: 'reads big args' }
