@@ -84,6 +84,7 @@ func appendRecord(b []byte, rec *record) ([]byte, error) {
 	}
 	w.strOmit("level", rec.Level)
 	w.strOmit("message", rec.Message)
+	w.strOmit("pos", rec.Position)
 	w.close()
 	return w.b, nil
 }

@@ -108,6 +108,8 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	// A schema the script writes out fails when it loads, not at its call.
+	cfg.Hosts.CheckSchemasWith(CheckSchema)
 	if cfg.Prices == nil {
 		cfg.Prices = cost.Builtin()
 	}

@@ -76,6 +76,7 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	if err := checkForbidden(s, prog, obj); err != nil {
 		return nil, err
 	}
+	calls := agentCalls(s, prog, body, obj)
 	noteThrows(prog, obj)
 	readArgumentsFirst(prog)
 	// Sloppy mode, as in the node:vm context Claude Code runs scripts in.
@@ -93,5 +94,6 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 		hash:       hex.EncodeToString(sum[:]),
 		busyLimit:  h.busyLimit,
 		maxNesting: h.maxNesting,
+		calls:      calls,
 	}, nil
 }

@@ -24,9 +24,18 @@ type Script struct {
 	// maxNesting bounds the nesting of the values the script hands over,
 	// and of the code it makes with eval or new Function.
 	maxNesting int
+	// calls are the agent() calls whose options the script writes out.
+	calls []lang.StaticCall
 }
 
-var _ lang.Script = (*Script)(nil)
+var (
+	_ lang.Script      = (*Script)(nil)
+	_ lang.StaticCalls = (*Script)(nil)
+)
+
+// AgentCalls returns the agent() calls whose options the script writes
+// out, for the registry to check before the script runs.
+func (s *Script) AgentCalls() []lang.StaticCall { return s.calls }
 
 // Path returns the script's file name.
 func (s *Script) Path() string { return s.src.path }

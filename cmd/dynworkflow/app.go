@@ -107,8 +107,10 @@ func (a *app) openStore() (*store.Store, error) {
 
 // hosts is every script language this build knows.
 func (a *app) hosts() *lang.Registry {
-	return lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit, MaxNesting: a.maxNesting}),
+	r := lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit, MaxNesting: a.maxNesting}),
 		star.NewWithConfig(star.Config{MaxNesting: a.maxNesting}))
+	r.CheckSchemasWith(engine.CheckSchema)
+	return r
 }
 
 // localEventRing is the event ring of a runtime that serves no clients:
