@@ -80,7 +80,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, bf *backendFlags, host 
 	if err != nil {
 		return err
 	}
-	scriptArgs, err := of.argsJSON(cmd)
+	scriptArgs, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return err
 	}
