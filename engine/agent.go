@@ -103,7 +103,9 @@ func (c *agentCall) runLive() {
 		Worktree: rec.Worktree, Model: c.Model, Effort: c.Effort, Permissions: string(c.Permissions),
 		QueuedMs: started.Sub(c.queued).Milliseconds()}.withPrompt(c.Prompt))
 
+	r.activity.start(c.Path, c.Opts.Label, started)
 	out := c.RunLive(ctx, launcher{c})
+	r.activity.end(c.Path)
 	r.running.Add(-1)
 	r.addUsage(out.Usage)
 
@@ -190,9 +192,17 @@ func (l launcher) Launch(ctx context.Context, a callpolicy.Attempt) callpolicy.A
 		Dir: c.dir, Attempt: a.N, Env: r.callEnv(c.Path),
 	}
 	observe := func(p executors.Progress) {
+		if a := p.Activity; a != nil {
+			if a.At.IsZero() {
+				a.At = time.Now()
+			}
+			if !r.activity.note(c.Path, *a) && p.History == nil && p.Usage == nil {
+				return // a heartbeat: on the board, not worth an event
+			}
+		}
 		r.rt.bus.Publish(r.id, EventCallProgress, ProgressPayload{Path: c.Path, Progress: p})
 	}
-	return callpolicy.RunAttempt(ctx, exec, req, c.Timeout, c.Schema, observe)
+	return callpolicy.RunAttempt(ctx, exec, req, c.Bounds(), c.Schema, observe)
 }
 
 func (launcher) Wait(ctx context.Context, d time.Duration) error {

@@ -81,6 +81,9 @@ type CallDetail struct {
 	// Retries are the attempts of the call's latest execution that failed
 	// and were tried again, when and why: a timeline marks them.
 	Retries []RetryMark `json:"retries,omitempty"`
+	// Activity is a running call's last activity, what and when, as its
+	// executor reported it; it is not journaled.
+	Activity *CallActivity `json:"activity,omitempty"`
 	// Seq is the journal sequence of the record that began the call (its
 	// start, or its answer when it has none): the order calls and log
 	// lines happened in, finer than their millisecond times.
@@ -144,7 +147,28 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	}
 	d := f.detail
 	d.Summary, err = rt.summaryOf(id, f)
+	if err == nil && d.Summary.Status == string(StatusRunning) {
+		rt.fillActivity(id, d)
+	}
 	return d, err
+}
+
+// fillActivity gives the running calls of a running run their last
+// activity: from this process's memory when it runs the run here, else
+// from the snapshot the process that runs it keeps fresh.
+func (rt *Runtime) fillActivity(id string, d *Detail) {
+	var calls map[string]CallActivity
+	if r, ok := rt.Live(id); ok {
+		calls, _ = r.activity.all()
+	} else if snap, err := rt.store.ReadSnapshot(id); err == nil && len(snap.Activity) > 0 {
+		_ = json.Unmarshal(snap.Activity, &calls) // a view: nothing when unreadable
+	}
+	for i := range d.Calls {
+		c := &d.Calls[i]
+		if a, ok := calls[c.Path]; ok && c.Status == "running" {
+			c.Activity = &a
+		}
+	}
 }
 
 // journalMissing is the detail of a run whose journal is gone: what its

@@ -48,8 +48,8 @@ type Run struct {
 	header runHeader
 	epoch  int
 	// trace is this execution's trace, nil when tracing is off.
-	trace  *TraceContext
-	main   *frame
+	trace *TraceContext
+	main  *frame
 	// policy decides what each call of this execution does (identity,
 	// replay, caps, budget, retries): the rules both backends share.
 	policy *callpolicy.Execution
@@ -74,7 +74,9 @@ type Run struct {
 	// resume may replay changed since the call finished.
 	branchNotes map[string]string
 
-	running  atomic.Int64
+	running atomic.Int64
+	// activity is each running call's last activity (see activity.go).
+	activity activityBoard
 	failures failureSet
 	kept     atomic.Int64 // worktrees this execution kept
 
@@ -231,16 +233,25 @@ type Progress struct {
 	// SimulatedAnswers is true when the run's answers are simulated
 	// although nobody asked for the simulated executor.
 	SimulatedAnswers bool
+	// Troubled are the running calls a user should hear about, at most
+	// three: their CLI retries or cannot reach its endpoint, or they made
+	// no progress for a while, the longest quiet first.
+	Troubled []CallActivity
 }
 
-// Progress reads the counters; it costs the same for 10 agents or 10,000.
+// Progress reads the counters; it costs the same for 10 agents or 10,000
+// (the running calls it looks at are bounded by the concurrency).
 func (r *Run) Progress() Progress {
+	calls, _ := r.activity.all()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	calls := min(r.policy.Agents(), int64(r.opts.MaxAgents))
-	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls),
-		SimulatedAnswers: r.opts.SimulatedByDefault()}
+	made := min(r.policy.Agents(), int64(r.opts.MaxAgents))
+	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(made),
+		SimulatedAnswers: r.opts.SimulatedByDefault(), Troubled: troubled(calls, time.Now(), 3)}
 }
+
+// Activity is the last activity of the call at path, while it runs.
+func (r *Run) Activity(path string) (CallActivity, bool) { return r.activity.get(path) }
 
 func (r *Run) statsLocked() store.Stats {
 	n := &r.policy.Counts
@@ -467,6 +478,7 @@ func (r *Run) startSnapshots() (stop func()) {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		var last store.Stats
+		var seen uint64
 		for ticks := 1; ; ticks++ {
 			select {
 			case <-quit:
@@ -480,11 +492,12 @@ func (r *Run) startSnapshots() (stop func()) {
 				r.mu.Lock()
 				now := r.statsLocked()
 				r.mu.Unlock()
-				if now != last {
+				_, version := r.activity.all()
+				if now != last || version != seen {
 					if err := r.refreshSnapshot(); err != nil {
 						r.rt.log.Warn("write snapshot", "run", r.id, "err", err)
 					}
-					last = now
+					last, seen = now, version
 				}
 			}
 		}
@@ -519,6 +532,9 @@ func (r *Run) snapshot(settled bool) (*store.Snapshot, error) {
 		return nil, err
 	}
 	snap := &store.Snapshot{Summary: r.summary()}
+	if calls, _ := r.activity.all(); len(calls) > 0 && !settled {
+		snap.Activity, _ = json.Marshal(calls)
+	}
 	r.mu.Lock()
 	snap.Result = r.result
 	r.mu.Unlock()

@@ -10,6 +10,9 @@ type Defaults struct {
 	Permissions Permissions
 	// Timeout bounds one attempt; zero means none.
 	Timeout time.Duration
+	// IdleTimeout stops an attempt that makes no progress for that long;
+	// zero leaves it to the built-in default, negative turns it off.
+	IdleTimeout time.Duration
 }
 
 // Configurable is an executor with configured defaults. The engine
@@ -47,6 +50,8 @@ type Definition struct {
 	Effort      string      `json:"effort,omitempty"`
 	Permissions Permissions `json:"permissions,omitempty"`
 	TimeoutMs   int64       `json:"timeoutMs,omitempty"`
+	// IdleTimeoutMs is the configured idle timeout; -1 means off.
+	IdleTimeoutMs int64 `json:"idleTimeoutMs,omitempty"`
 }
 
 // Describer is an executor that can say how it is configured.

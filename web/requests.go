@@ -65,12 +65,15 @@ type RunOptions struct {
 	MaxItems       *int    `json:"maxItems,omitempty"`
 	AgentRetries   *int    `json:"agentRetries,omitempty"`
 	AgentTimeoutMs *int64  `json:"agentTimeoutMs,omitempty"`
-	TokenBudget    *int64  `json:"tokenBudget,omitempty"`
+	// IdleTimeoutMs stops an attempt that shows no progress for that
+	// long; 0 or null turns the idle timeout off.
+	IdleTimeoutMs *int64 `json:"idleTimeoutMs,omitempty"`
+	TokenBudget   *int64 `json:"tokenBudget,omitempty"`
 }
 
 // runOptionNames are the keys of an options object: ours, then the Node
 // runtime's where they differ.
-var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget", "model", "permissions",
+var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "idleTimeoutMs", "tokenBudget", "model", "permissions",
 	"defaultExecutor", "autoResume"}
 
 // UnmarshalJSON reads an options object. The Node runtime's names are
@@ -115,6 +118,7 @@ func (o *RunOptions) UnmarshalJSON(b []byte) error {
 	var autoResume *bool
 	err := errors.Join(decode("executor", &o.Executor), decode("model", &o.Model), decode("permissions", &o.Permissions), decode("concurrency", &o.Concurrency), decode("maxAgents", &o.MaxAgents),
 		decode("maxItems", &o.MaxItems), decode("agentRetries", &o.AgentRetries), none("agentTimeoutMs", &o.AgentTimeoutMs),
+		none("idleTimeoutMs", &o.IdleTimeoutMs),
 		none("tokenBudget", &o.TokenBudget), decode("autoResume", &autoResume))
 	if err != nil {
 		return err
@@ -163,6 +167,17 @@ func (o *RunOptions) Apply(opts *engine.Options) {
 			opts.AgentTimeout = time.Duration(ms) * time.Millisecond
 		} else {
 			opts.AgentTimeout = -1
+		}
+	}
+	if o.IdleTimeoutMs != nil {
+		switch ms := *o.IdleTimeoutMs; {
+		case ms == 0:
+			opts.IdleTimeout = -1 // off
+		case ms > 0 && ms <= lang.MaxTimeoutMs:
+			opts.IdleTimeout = time.Duration(ms) * time.Millisecond
+		default:
+			// Out of range: a value Options.Validate refuses, naming the flag.
+			opts.IdleTimeout = lang.MaxTimeoutMs*time.Millisecond + 1
 		}
 	}
 	if o.TokenBudget != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 )
 
@@ -25,6 +26,7 @@ type optionFlags struct {
 	maxItems       int
 	agentRetries   int
 	agentTimeoutMs int64
+	idleTimeout    time.Duration
 	tokenBudget    int64
 	args           string
 
@@ -43,6 +45,7 @@ func (o *optionFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.maxItems, "max-items", d.MaxItems, "items per parallel() or pipeline() call")
 	fs.IntVar(&o.agentRetries, "agent-retries", d.AgentRetries, "retries of a transient agent failure")
 	fs.Int64Var(&o.agentTimeoutMs, "agent-timeout-ms", 0, "timeout of one agent attempt in milliseconds (0: none)")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", 0, "stop an agent attempt that shows no progress (no tool call, message or output) for this long, and retry it (default: the executor's configured idleTimeoutMs, else "+callpolicy.DefaultIdleTimeout.String()+"; 0 turns it off)")
 	fs.Int64Var(&o.tokenBudget, "token-budget", 0, "hard ceiling on input+output tokens (0: none)")
 	fs.StringVar(&o.args, "args", "", "the script's args: JSON, or @FILE to read JSON from a file")
 	fs.StringVar(&o.simLatency, "simulate-latency", "0", "simulated latency per call: MIN..MAX (5ms..50ms) or a fixed duration")

@@ -160,7 +160,8 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 	}
 	prompt := c.Prompt
 	var o Outcome
-	var transient, infra, repairs int
+	var transient, infra, repairs, down int
+	var downWaited time.Duration
 	for {
 		o.Attempts++
 		res := l.Launch(ctx, Attempt{N: o.Attempts, Prompt: prompt})
@@ -191,6 +192,22 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 		var wait time.Duration
 		switch class {
 		case executors.Transient:
+			if executors.Unreachable(res.Err) {
+				// Nothing was sent: not one of the call's retries. Once
+				// the waits add up to the limit, the endpoint is down.
+				limit := x.limits.unreachableFor()
+				if downWaited >= limit {
+					o.Kind = Paused
+					o.PauseReason = UnavailableReason(c.Executor, &executors.Error{Class: executors.Unavailable, Unreachable: true,
+						Message: fmt.Sprintf("it cannot reach its model endpoint (%d attempts over %s): %v", down+1, limit, res.Err), Fix: UnreachableFix})
+					o.Err = UnavailableError(o.PauseReason)
+					return o
+				}
+				down++
+				wait = min(Backoff(x.limits.RetryBackoff, down, retryAfter(res.Err), x.runID, c.Path), limit-downWaited)
+				downWaited += wait
+				break
+			}
 			if transient >= retries {
 				o.Kind, o.Err = GaveUp, res.Err
 				return o
@@ -223,6 +240,12 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 			return o
 		}
 	}
+}
+
+// Bounds are what bound each attempt of the call: its timeout, its idle
+// timeout, and how long its executor may fail to reach its endpoint.
+func (c *Call) Bounds() Bounds {
+	return Bounds{Timeout: c.Timeout, Idle: c.IdleTimeout, Unreachable: c.x.limits.unreachableFor()}
 }
 
 // ForScript is what the script gets from a call that gave up: a throw for

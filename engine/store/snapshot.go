@@ -106,6 +106,9 @@ type Snapshot struct {
 	SummaryCRC string          `json:"summaryCrc,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Detail     json.RawMessage `json:"detail,omitempty"` // opaque to the store
+	// Activity is the last activity of each running call, for the views
+	// of other processes; opaque to the store.
+	Activity json.RawMessage `json:"activity,omitempty"`
 	// NodeView repeats the run in the Node runtime's field names, so that
 	// its list and show read our runs (see node.go).
 	NodeView

@@ -60,7 +60,7 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		RunID: x.in.RunID, Path: pc.Path, Fingerprint: pc.FP, Prompt: prompt, Label: opts.Label, Phase: pc.Phase,
 		Executor: pc.Executor, Model: pc.Model, Effort: pc.Effort, Permissions: pc.Permissions,
 		AgentType: opts.AgentType, Isolation: opts.Isolation, Schema: opts.Schema, Cwd: x.in.Cwd,
-		TimeoutMs: pc.Timeout.Milliseconds(),
+		TimeoutMs: pc.Timeout.Milliseconds(), IdleTimeoutMs: pc.Bounds().Idle.Milliseconds(), UnreachableMs: pc.Bounds().Unreachable.Milliseconds(),
 	}}
 	x.queue = append(x.queue, c)
 	x.pump()
@@ -208,7 +208,7 @@ func agentFailure(err error) (AgentFailure, error) {
 	case errInfrastructure:
 		class = executors.Infrastructure
 	}
-	var out error = &executors.Error{Class: class, Message: msg, Fix: f.Fix, RetryAfter: f.RetryAfter}
+	var out error = &executors.Error{Class: class, Message: msg, Fix: f.Fix, RetryAfter: f.RetryAfter, Unreachable: f.Unreachable}
 	if f.TimedOut {
 		out = timedOut{out}
 	}

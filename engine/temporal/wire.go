@@ -113,6 +113,10 @@ type AgentInput struct {
 	Attempt int `json:"attempt"`
 	// TimeoutMs bounds the executor's run; 0 means none.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// IdleTimeoutMs and UnreachableMs are the attempt's liveness bounds
+	// (callpolicy.Bounds); 0 means none.
+	IdleTimeoutMs int64 `json:"idleTimeoutMs,omitempty"`
+	UnreachableMs int64 `json:"unreachableMs,omitempty"`
 }
 
 // AgentOutput is the answer of an agent call.
@@ -153,6 +157,8 @@ type AgentFailure struct {
 	Fix string `json:"fix,omitempty"`
 	// Message is the executor's own words, without the class.
 	Message string `json:"message,omitempty"`
+	// Unreachable says the executor never reached its model endpoint.
+	Unreachable bool `json:"unreachable,omitempty"`
 }
 
 // ResolveInput asks a worker to find a child workflow's script.

@@ -30,6 +30,9 @@ type Config struct {
 	Effort      string
 	Permissions executors.Permissions
 	Timeout     time.Duration
+	// IdleTimeout is the calls' idle timeout: zero leaves the built-in
+	// default, negative turns it off.
+	IdleTimeout time.Duration
 	// Registry records live children so that a later start can reap them.
 	Registry *proc.Registry
 	// Scratch is a private directory of ours, outside the system's
@@ -77,7 +80,7 @@ func (b *Base) Name() string { return b.name }
 
 // Defaults are the configured defaults of calls.
 func (b *Base) Defaults() executors.Defaults {
-	return executors.Defaults{Model: b.Model, Effort: b.Effort, Permissions: b.Permissions, Timeout: b.Timeout}
+	return executors.Defaults{Model: b.Model, Effort: b.Effort, Permissions: b.Permissions, Timeout: b.Timeout, IdleTimeout: b.IdleTimeout}
 }
 
 // WithDefaults fills in the request's model, effort and permissions from
@@ -98,7 +101,10 @@ func (b *Base) WithDefaults(req executors.Request) executors.Request {
 // Describe is the executor's definition, environment values left out.
 func (b *Base) Describe() executors.Definition {
 	d := executors.Definition{Name: b.name, Kind: b.kind, Binary: b.Binary, Args: b.Args, Model: b.Model, Effort: b.Effort,
-		Permissions: b.Permissions, TimeoutMs: b.Timeout.Milliseconds()}
+		Permissions: b.Permissions, TimeoutMs: b.Timeout.Milliseconds(), IdleTimeoutMs: b.IdleTimeout.Milliseconds()}
+	if b.IdleTimeout < 0 {
+		d.IdleTimeoutMs = -1
+	}
 	for _, kv := range b.Env {
 		if k, _, ok := strings.Cut(kv, "="); ok {
 			d.EnvNames = append(d.EnvNames, k)

@@ -72,9 +72,21 @@ func (b *Base) Run(ctx context.Context, req executors.Request, call Call, p Pars
 	res, err := p.Finish(ex)
 	if err != nil {
 		b.Logger.Debug("agent CLI failed", "executor", b.name, "exit", ex.String(), "stderr", lastLines(ex.Stderr, 5), "err", err)
-		err = b.withFix(err)
+		err = markUnreachable(b.withFix(err))
 	}
 	return res, err
+}
+
+// markUnreachable marks a transient failure whose message says the CLI
+// never reached its model endpoint (see executors.Error.Unreachable).
+func markUnreachable(err error) error {
+	var ee *executors.Error
+	if !errors.As(err, &ee) || ee.Class != executors.Transient || ee.Unreachable || !IsUnreachable(ee.Error()) {
+		return err
+	}
+	marked := *ee
+	marked.Unreachable = true
+	return &marked
 }
 
 // withFix gives an unavailable executor's error the executor's fix for
