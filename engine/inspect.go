@@ -101,6 +101,8 @@ type RetryMark struct {
 	// Class is "transient" (retried after a backoff) or "schema" (asked
 	// again for an answer that fits the schema).
 	Class string `json:"class,omitempty"`
+	// Message is why the attempt failed.
+	Message string `json:"message,omitempty"`
 }
 
 // LogLine is one log() line or phase change.
@@ -284,7 +286,7 @@ func foldJournal(path string) (*fold, error) {
 			c := call(r.Path)
 			m := RetryMark{At: at}
 			if r.Error != nil {
-				m.Class = r.Error.Class
+				m.Class, m.Message = r.Error.Class, r.Error.Message
 			}
 			c.Retries = append(c.Retries, m)
 			f.retried[r.Epoch]++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 )
@@ -19,6 +20,9 @@ type AttemptResult struct {
 	// Err is nil, an executor's failure (see executors.ClassOf), or a
 	// *SchemaViolation.
 	Err error
+	// Took is how long the attempt ran, as the machine that ran it
+	// measured it; zero when unknown.
+	Took time.Duration
 }
 
 // SchemaViolation is an answer that does not satisfy the call's schema:
@@ -55,7 +59,9 @@ func RunAttempt(ctx context.Context, exec executors.Executor, req executors.Requ
 			}
 		}
 	}
+	started := time.Now()
 	res, err := exec.Run(actx, req, see)
+	took := time.Since(started)
 	stall := stalledBy(actx)
 	timedOut := stall == nil && actx.Err() != nil && ctx.Err() == nil
 	if err == nil && timedOut {
@@ -69,7 +75,7 @@ func RunAttempt(ctx context.Context, exec executors.Executor, req executors.Requ
 		case timedOut:
 			err = &executors.Error{Class: executors.Transient, Message: "agent timed out after " + b.Timeout.String(), Err: context.DeadlineExceeded}
 		}
-		return AttemptResult{Result: res, Err: err}
+		return AttemptResult{Result: res, Err: err, Took: took}
 	}
 	if schema == nil {
 		return AttemptResult{Value: TextAnswer(res.Text), Result: res}

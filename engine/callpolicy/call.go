@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -161,7 +162,9 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 	prompt := c.Prompt
 	var o Outcome
 	var transient, infra, repairs, down int
-	var downWaited time.Duration
+	// downFor is how long the call's executor has failed to reach its
+	// endpoint: its failed attempts and the waits between them.
+	var downFor time.Duration
 	for {
 		o.Attempts++
 		res := l.Launch(ctx, Attempt{N: o.Attempts, Prompt: prompt})
@@ -194,9 +197,15 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 		case executors.Transient:
 			if executors.Unreachable(res.Err) {
 				// Nothing was sent: not one of the call's retries. Once
-				// the waits add up to the limit, the endpoint is down.
+				// the attempts and the waits add up to the limit, the
+				// endpoint is down.
+				// The first such failure starts the clock: the time before
+				// it, the endpoint may have been up.
 				limit := x.limits.unreachableFor()
-				if downWaited >= limit {
+				if down > 0 {
+					downFor += res.Took
+				}
+				if downFor >= limit {
 					o.Kind = Paused
 					o.PauseReason = UnavailableReason(c.Executor, &executors.Error{Class: executors.Unavailable, Unreachable: true,
 						Message: fmt.Sprintf("it cannot reach its model endpoint (%d attempts over %s): %v", down+1, limit, res.Err), Fix: UnreachableFix})
@@ -204,8 +213,8 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 					return o
 				}
 				down++
-				wait = min(Backoff(x.limits.RetryBackoff, down, retryAfter(res.Err), x.runID, c.Path), limit-downWaited)
-				downWaited += wait
+				wait = min(Backoff(x.limits.RetryBackoff, down, retryAfter(res.Err), x.runID, c.Path), limit-downFor)
+				downFor += wait
 				break
 			}
 			if transient >= retries {
@@ -273,7 +282,7 @@ func retryAfter(err error) time.Duration {
 // UnavailableReason is the pause reason of an unavailable executor: its
 // name, the cause and the fix.
 func UnavailableReason(executor string, err error) string {
-	reason := fmt.Sprintf("executor %s is unavailable: %v", executor, err)
+	reason := fmt.Sprintf("executor %s is unavailable: %s", executor, strings.TrimSuffix(err.Error(), "."))
 	if fix := executors.FixOf(err); fix != "" {
 		reason += ". Fix: " + fix
 	}

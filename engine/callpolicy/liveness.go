@@ -86,7 +86,11 @@ const UnreachableFix = "make the model endpoint reachable from this machine (is 
 
 // Describe is an activity as a user reads it: "tool: shell: npm test".
 func Describe(a executors.Activity) string {
-	if a.Text == "" {
+	switch {
+	case a.Text != "":
+	case a.Kind == executors.ActivityStream:
+		return "output streaming"
+	default:
 		return a.Kind
 	}
 	return a.Kind + ": " + a.Text

@@ -76,7 +76,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 		// down. Nothing to report but that.
 		return out, ctx.Err()
 	}
-	detail := AgentFailure{Usage: out.Usage, Attempts: in.Attempt, Message: res.Err.Error()}
+	detail := AgentFailure{Usage: out.Usage, Attempts: in.Attempt, Message: res.Err.Error(), DurMs: out.DurMs}
 	var sv *callpolicy.SchemaViolation
 	if errors.As(res.Err, &sv) {
 		detail.Reason = sv.Err.Error()

@@ -133,7 +133,7 @@ func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.A
 	}
 	f, err := agentFailure(err)
 	l.x.addUsage(f.Usage)
-	return callpolicy.AttemptResult{Result: executors.Result{Usage: f.Usage}, Err: err}
+	return callpolicy.AttemptResult{Result: executors.Result{Usage: f.Usage}, Err: err, Took: time.Duration(f.DurMs) * time.Millisecond}
 }
 
 func (l activities) Wait(ctx context.Context, d time.Duration) error {

@@ -159,6 +159,8 @@ type AgentFailure struct {
 	Message string `json:"message,omitempty"`
 	// Unreachable says the executor never reached its model endpoint.
 	Unreachable bool `json:"unreachable,omitempty"`
+	// DurMs is how long the attempt ran.
+	DurMs int64 `json:"durMs,omitempty"`
 }
 
 // ResolveInput asks a worker to find a child workflow's script.

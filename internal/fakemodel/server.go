@@ -49,10 +49,13 @@ type Request struct {
 type Server struct {
 	opts Options
 	url  string
-	http *http.Server
-	ln   net.Listener
+	addr string
 
-	mu       sync.Mutex
+	mu   sync.Mutex
+	http *http.Server
+	// limitedUntil, when in the future, answers every request 429 (see
+	// RateLimit).
+	limitedUntil time.Time
 	forced   Scenario
 	delay    time.Duration
 	sent     executors.Usage
@@ -79,10 +82,18 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fakemodel: listen: %w", err)
 	}
-	s := &Server{opts: opts, ln: ln, url: "http://" + ln.Addr().String(), arrived: make(chan struct{})}
-	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.http.Serve(ln) }()
+	s := &Server{opts: opts, addr: ln.Addr().String(), url: "http://" + ln.Addr().String(), arrived: make(chan struct{})}
+	s.listen(ln)
 	return s, nil
+}
+
+// listen serves on ln.
+func (s *Server) listen(ln net.Listener) {
+	srv := &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
+	s.http = srv
+	s.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
 }
 
 // URL is the server's base URL, http://127.0.0.1:PORT, without a path.
@@ -92,8 +103,11 @@ func (s *Server) URL() string { return s.url }
 func (s *Server) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := s.http.Shutdown(ctx); err != nil {
-		_ = s.http.Close()
+	s.mu.Lock()
+	srv := s.http
+	s.mu.Unlock()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
 	}
 }
 
@@ -205,6 +219,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.forced != "" {
 		sc = s.forced
 	}
+	retryAfter := 2
+	if wait := time.Until(s.limitedUntil); wait > 0 {
+		sc, delay = Err429, 0
+		retryAfter = int((wait + time.Second - 1) / time.Second)
+	}
 	s.requests = append(s.requests, Request{Path: r.URL.Path, Scenario: sc, Stream: req.stream, Time: time.Now()})
 	close(s.arrived)
 	s.arrived = make(chan struct{})
@@ -220,7 +239,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a := &answer{s: s, w: w, r: r, req: req, sc: sc, id: s.next()}
+	a := &answer{s: s, w: w, r: r, req: req, sc: sc, id: s.next(), retryAfter: retryAfter}
 	switch sc {
 	case Err500, Err401, Err429, ErrModel:
 		proto.fail(a)
@@ -263,6 +282,8 @@ type answer struct {
 	req parsed
 	sc  Scenario
 	id  int
+	// retryAfter is the seconds a 429 tells the client to wait.
+	retryAfter int
 }
 
 // status is the HTTP status of an error scenario.
@@ -286,7 +307,7 @@ func (a *answer) errorMessage() string {
 	case ErrModel:
 		return fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", a.req.model)
 	case Err429:
-		return "fake rate limit reached, retry after 2s"
+		return fmt.Sprintf("fake rate limit reached, retry after %ds", a.retryAfter)
 	}
 	return "fake internal server error"
 }
@@ -294,7 +315,7 @@ func (a *answer) errorMessage() string {
 func (a *answer) writeError(body string) {
 	a.w.Header().Set("Content-Type", "application/json")
 	if a.sc == Err429 {
-		a.w.Header().Set("Retry-After", "2")
+		a.w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter))
 	}
 	a.w.WriteHeader(a.status())
 	_, _ = io.WriteString(a.w, body)
