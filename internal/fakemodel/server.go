@@ -56,12 +56,12 @@ type Server struct {
 	// limitedUntil, when in the future, answers every request 429 (see
 	// RateLimit).
 	limitedUntil time.Time
-	forced   Scenario
-	delay    time.Duration
-	sent     executors.Usage
-	cutSent  executors.Usage
-	requests []Request
-	seq      int
+	forced       Scenario
+	delay        time.Duration
+	sent         executors.Usage
+	cutSent      executors.Usage
+	requests     []Request
+	seq          int
 	// arrived is closed (and replaced) at each request, to wake waiters.
 	arrived chan struct{}
 }
