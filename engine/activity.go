@@ -27,6 +27,15 @@ type CallActivity struct {
 	Since time.Time `json:"since"`
 }
 
+// Note records a new activity of the call: one that is progress moves
+// Since.
+func (c *CallActivity) Note(a executors.Activity) {
+	c.Activity = a
+	if !a.Stalled() {
+		c.Since = a.At
+	}
+}
+
 // Quiet is how long the call has gone without progress at now.
 func (c CallActivity) Quiet(now time.Time) time.Duration { return now.Sub(c.Since) }
 
@@ -72,10 +81,7 @@ func (b *activityBoard) note(path string, a executors.Activity) (publish bool) {
 	if !ok {
 		return true
 	}
-	e.Activity = a
-	if !a.Stalled() {
-		e.Since = a.At
-	}
+	e.Note(a)
 	b.version++
 	if a.Kind != executors.ActivityStream {
 		return true
@@ -117,10 +123,10 @@ func (b *activityBoard) all() (map[string]CallActivity, uint64) {
 	return out, b.version
 }
 
-// troubled lists, at most n, the running calls a user should hear about
+// Troubled lists, at most n, the running calls a user should hear about
 // at now: those whose CLI is retrying or cannot reach its endpoint, and
 // those quiet for quietAfter, the longest quiet first.
-func troubled(calls map[string]CallActivity, now time.Time, n int) []CallActivity {
+func Troubled(calls map[string]CallActivity, now time.Time, n int) []CallActivity {
 	var out []CallActivity
 	for _, p := range slices.Sorted(maps.Keys(calls)) {
 		c := calls[p]

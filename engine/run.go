@@ -247,7 +247,7 @@ func (r *Run) Progress() Progress {
 	defer r.mu.Unlock()
 	made := min(r.policy.Agents(), int64(r.opts.MaxAgents))
 	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(made),
-		SimulatedAnswers: r.opts.SimulatedByDefault(), Troubled: troubled(calls, time.Now(), 3)}
+		SimulatedAnswers: r.opts.SimulatedByDefault(), Troubled: Troubled(calls, time.Now(), 3)}
 }
 
 // Activity is the last activity of the call at path, while it runs.

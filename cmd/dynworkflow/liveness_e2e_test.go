@@ -137,6 +137,11 @@ func TestDeadEndpointPausesEachCLI(t *testing.T) {
 				}
 			}
 			t.Logf("%s: the run paused as unavailable %s after the model server stopped: %s", tc.cli, took.Round(100*time.Millisecond), o.PauseReason)
+			// The live view named the call and said what was wrong as it
+			// happened.
+			if !strings.Contains(r.stderr, "⏳ greeter (/agent.0): unreachable: ") {
+				t.Errorf("the live view never said the agent could not reach its endpoint:\n%s", r.stderr)
+			}
 			if took > time.Minute {
 				t.Errorf("%s: the dead endpoint was reported after %s, over a minute", tc.cli, took)
 			}
