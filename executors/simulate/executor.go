@@ -84,6 +84,11 @@ func (e *Executor) Run(ctx context.Context, req executors.Request, observe execu
 		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: err.Error()}
 	}
 	latency, failed := e.draw(m)
+	if latency > 0 && observe != nil {
+		// As a CLI says what its agent is up to, for the liveness views.
+		a := executors.NewActivity(executors.ActivityTool, "simulate: working for "+latency.String())
+		observe(executors.Progress{Activity: &a})
+	}
 	if err := sleep(ctx, latency); err != nil {
 		return executors.Result{}, err
 	}
