@@ -76,3 +76,19 @@ func (s *Set) Definitions() []Definition {
 	}
 	return defs
 }
+
+// Accounted is an executor that can say which provider account its calls
+// are billed to (see AccountOf).
+type Accounted interface {
+	Account() string
+}
+
+// AccountOf names the provider account e's calls are billed to, and so
+// whose quota they spend: executors with the same account share one quota
+// (engine/quota). It is the executor's own say, else its name.
+func AccountOf(e Executor) string {
+	if a, ok := e.(Accounted); ok {
+		return a.Account()
+	}
+	return e.Name()
+}

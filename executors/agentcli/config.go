@@ -2,10 +2,13 @@ package agentcli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
@@ -111,6 +114,42 @@ func (b *Base) Describe() executors.Definition {
 		}
 	}
 	return d
+}
+
+// credentialVars are the variables of our environment that say which
+// account a CLI uses: its configuration and login directories, API keys,
+// and the endpoint.
+var credentialVars = []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"}
+
+// Account names the account the CLI's calls are billed to: its kind and
+// a hash of what selects the account (the binary, the configured
+// environment and arguments, and the credential variables it inherits),
+// so that every run on the machine that uses the same login shares one
+// quota. Nothing secret is kept: only the hash. A command executor's name
+// is part of it: two commands are two services.
+func (b *Base) Account() string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	field(b.kind)
+	if b.kind == "command" {
+		field(b.name)
+	}
+	field(b.BinaryName())
+	for _, a := range b.Args {
+		field(a)
+	}
+	env := append([]string(nil), b.Env...)
+	for _, k := range credentialVars {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	sort.Strings(env)
+	for _, kv := range env {
+		field(kv)
+	}
+	return b.kind + "-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // Unavailable is the error of an executor that cannot serve any call.

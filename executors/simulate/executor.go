@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"strconv"
@@ -131,7 +132,8 @@ func (e *Executor) failure(m markers, attempt int, failed bool) error {
 	case m.fail:
 		return &executors.Error{Class: executors.Terminal, Message: "simulated terminal failure ([simulate:fail] in the prompt)"}
 	case m.rateLimit:
-		return &executors.Error{Class: executors.RateLimited, Message: "simulated rate limit; resets in 1m", RetryAfter: time.Minute}
+		reset := cmp.Or(m.reset, time.Minute)
+		return &executors.Error{Class: executors.RateLimited, Message: "simulated rate limit; resets in " + reset.String(), RetryAfter: reset}
 	case m.transient && attempt == 1:
 		return &executors.Error{Class: executors.Transient, Message: "simulated transient failure ([simulate:transient] in the prompt, attempt 1)"}
 	case failed:
