@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/quota"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -122,8 +123,12 @@ func (c *agentCall) runLive() {
 		return
 	case callpolicy.Paused:
 		// Every other call would fail the same way: no more are launched,
-		// and a resume picks up from here.
-		r.pauseFor(out.PauseReason)
+		// and a resume picks up from here, at the reset for a quota.
+		if !out.ResumeAt.IsZero() {
+			r.parkUntil(out.PauseReason, out.ResumeAt)
+		} else {
+			r.pauseFor(out.PauseReason)
+		}
 		c.settle(nil, out.Err)
 		return
 	case callpolicy.GaveUp:
@@ -202,7 +207,46 @@ func (l launcher) Launch(ctx context.Context, a callpolicy.Attempt) callpolicy.A
 		}
 		r.rt.bus.Publish(r.id, EventCallProgress, ProgressPayload{Path: c.Path, Progress: p})
 	}
-	return callpolicy.RunAttempt(ctx, exec, req, c.Bounds(), c.Schema, observe)
+	res := callpolicy.RunAttempt(ctx, exec, req, c.Bounds(), c.Schema, observe)
+	if res.Err == nil {
+		r.rt.cfg.Quota.Succeeded(executors.AccountOf(exec), time.Now())
+	}
+	return res
+}
+
+// QuotaBlocked: a call does not start while its executor's account waits
+// for its quota, whichever run on the machine met the limit.
+func (l launcher) QuotaBlocked(executor string) (time.Time, string, bool) {
+	account, ok := l.account(executor)
+	if !ok {
+		return time.Time{}, "", false
+	}
+	b, blocked := l.c.run.rt.cfg.Quota.Blocked(account, time.Now())
+	return b.Until, b.Reason, blocked
+}
+
+// QuotaSpent records the limit a call met for every run on the machine.
+func (l launcher) QuotaSpent(executor string, hint time.Duration, why string) time.Time {
+	now := time.Now()
+	account, ok := l.account(executor)
+	if !ok {
+		account = executor
+	}
+	b, err := l.c.run.rt.cfg.Quota.Limit(account, executor, hint, why, now)
+	if err != nil {
+		// Not shared, but this run still waits.
+		l.c.run.rt.log.Warn("record a rate limit", "executor", executor, "err", err)
+		return now.Add(max(hint, quota.DefaultWait))
+	}
+	return b.Until
+}
+
+func (l launcher) account(executor string) (string, bool) {
+	exec, err := l.c.run.executors.Get(executor)
+	if err != nil {
+		return "", false
+	}
+	return executors.AccountOf(exec), true
 }
 
 func (launcher) Wait(ctx context.Context, d time.Duration) error {

@@ -188,12 +188,15 @@ type StartedPayload struct {
 type StatusPayload struct {
 	Status      Status `json:"status"`
 	PauseReason string `json:"pauseReason,omitempty"`
-	Error       string `json:"error,omitempty"`
-	Epoch       int    `json:"epoch"`
-	Replayed    int    `json:"replayed"`
-	Live        int    `json:"live"`
-	Failed      int    `json:"failed"`
-	Retried     int    `json:"retried,omitempty"`
+	// ResumeAt is, for a run parked until its executor's quota resets,
+	// when that is: it resumes by itself then under serve.
+	ResumeAt *time.Time `json:"resumeAt,omitempty"`
+	Error    string     `json:"error,omitempty"`
+	Epoch    int        `json:"epoch"`
+	Replayed int        `json:"replayed"`
+	Live     int        `json:"live"`
+	Failed   int        `json:"failed"`
+	Retried  int        `json:"retried,omitempty"`
 }
 
 // CallPayload comes with the call.* events. call.started carries the

@@ -403,7 +403,7 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 		last := d.Executions[n-1]
 		s.Epoch, s.StartedAt = last.Epoch, d.Executions[0].StartedAt
 		if end := last.End; end != nil {
-			s.Status, s.PauseReason, s.Error, s.ErrorCode = end.Status, end.PauseReason, end.Error, end.ErrorCode
+			s.Status, s.PauseReason, s.Error, s.ErrorCode, s.ResumeAt = end.Status, end.PauseReason, end.Error, end.ErrorCode, end.ResumeAt
 			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed, s.Stats.Retried = end.Replayed, end.Live, end.Failed, end.Retried
 			t := f.last
 			s.EndedAt = &t

@@ -85,13 +85,16 @@ type Run struct {
 	phase       string
 	status      Status
 	pauseReason string
-	createdAt   time.Time // when the run was first started
-	startedAt   time.Time // when this execution started
-	endedAt     time.Time
-	result      json.RawMessage
-	err         error
-	files       []string // every file this execution pulled in
-	done        chan struct{}
+	// resumeAt is when a run parked by a rate limit may go on: its
+	// executor's quota resets then.
+	resumeAt  time.Time
+	createdAt time.Time // when the run was first started
+	startedAt time.Time // when this execution started
+	endedAt   time.Time
+	result    json.RawMessage
+	err       error
+	files     []string // every file this execution pulled in
+	done      chan struct{}
 
 	// warnings are what the user must hear about this execution: journal
 	// lines found damaged, and so calls that run again.
@@ -163,15 +166,18 @@ func (r *Run) interrupt(cause error) error {
 
 // Outcome is how an execution ended.
 type Outcome struct {
-	RunID       string          `json:"runId"`
-	Name        string          `json:"name"`
-	Status      Status          `json:"status"`
-	PauseReason string          `json:"pauseReason,omitempty"`
-	Result      json.RawMessage `json:"result"`
-	Error       string          `json:"error"`
-	Stats       store.Stats     `json:"stats"`
-	Epoch       int             `json:"epoch"`
-	DurationMs  int64           `json:"durationMs"`
+	RunID       string `json:"runId"`
+	Name        string `json:"name"`
+	Status      Status `json:"status"`
+	PauseReason string `json:"pauseReason,omitempty"`
+	// ResumeAt is, for a run parked until its executor's quota resets,
+	// when that is.
+	ResumeAt   *time.Time      `json:"resumeAt,omitempty"`
+	Result     json.RawMessage `json:"result"`
+	Error      string          `json:"error"`
+	Stats      store.Stats     `json:"stats"`
+	Epoch      int             `json:"epoch"`
+	DurationMs int64           `json:"durationMs"`
 	// Warnings are what the user must hear about the execution, such as
 	// damaged journal lines whose calls ran again.
 	Warnings []string `json:"warnings,omitempty"`
@@ -210,6 +216,10 @@ func (r *Run) Outcome() Outcome {
 	}
 	if r.err != nil {
 		o.Error = r.err.Error()
+	}
+	if !r.resumeAt.IsZero() {
+		t := r.resumeAt
+		o.ResumeAt = &t
 	}
 	end := r.endedAt
 	if end.IsZero() {
@@ -301,6 +311,10 @@ func (r *Run) summary() store.Summary {
 		t := r.endedAt.UTC()
 		s.EndedAt = &t
 	}
+	if !r.resumeAt.IsZero() {
+		t := r.resumeAt
+		s.ResumeAt = &t
+	}
 	return s
 }
 
@@ -325,6 +339,7 @@ func (r *Run) execute() {
 	stopSnapshots()
 
 	status, reason := StatusCompleted, ""
+	var resumeAt time.Time
 	switch {
 	case r.stopping.Load() || errors.Is(cause, ErrStopped):
 		status, err = StatusStopped, nil
@@ -332,7 +347,7 @@ func (r *Run) execute() {
 		status, err = StatusPaused, nil
 		var p *pauseCause
 		if errors.As(cause, &p) {
-			reason = p.reason
+			reason, resumeAt = p.reason, p.resumeAt
 		}
 	case err != nil:
 		status = StatusFailed
@@ -340,7 +355,7 @@ func (r *Run) execute() {
 	if status != StatusCompleted {
 		result = nil
 	}
-	r.finish(status, reason, result, err)
+	r.finish(status, reason, resumeAt, result, err)
 }
 
 // callContext is what a call the script starts runs under: the run's
@@ -359,8 +374,12 @@ func (r *Run) callContext(host context.Context) (context.Context, context.Cancel
 // errExecutionEnded cancels what the script left behind when it returned.
 var errExecutionEnded = errors.New("execution ended")
 
-// pauseCause is a pause with a reason (a rate limit, a Ctrl-C, ...).
-type pauseCause struct{ reason string }
+// pauseCause is a pause with a reason (a rate limit, a Ctrl-C, ...), and
+// for a run parked until its quota resets, when.
+type pauseCause struct {
+	reason   string
+	resumeAt time.Time
+}
 
 func (p *pauseCause) Error() string { return "run paused: " + p.reason }
 func (p *pauseCause) Unwrap() error { return ErrPaused }
@@ -368,17 +387,26 @@ func (p *pauseCause) Unwrap() error { return ErrPaused }
 // pauseFor pauses the run with a reason the user will see.
 func (r *Run) pauseFor(reason string) { r.cancel(&pauseCause{reason: reason}) }
 
+// parkUntil pauses the run until at, when the quota it waits for resets.
+func (r *Run) parkUntil(reason string, at time.Time) {
+	r.cancel(&pauseCause{reason: reason, resumeAt: at})
+}
+
 // finish journals the end of the execution, writes the snapshot and lets go
 // of the run. The end record decides: the status is what it says only once
 // it is durable. When it cannot be written the run is failed, or paused
 // when the lease was lost (another owner may have the run now; its journal
 // without an end is resumable), never completed with nothing on disk to
 // show for it.
-func (r *Run) finish(status Status, reason string, result json.RawMessage, err error) {
+func (r *Run) finish(status Status, reason string, resumeAt time.Time, result json.RawMessage, err error) {
 	n := &r.policy.Counts
 	end := &endInfo{
 		Status: string(status), PauseReason: reason, Result: result,
 		Replayed: int(n.Replayed.Load()), Live: int(n.Live.Load()), Failed: int(n.Failed.Load()), Retried: int(n.Retried.Load()),
+	}
+	if !resumeAt.IsZero() {
+		t := resumeAt.UTC()
+		end.ResumeAt = &t
 	}
 	if err != nil {
 		end.Error = err.Error()
@@ -396,10 +424,13 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 		if errors.Is(werr, store.ErrLeaseLost) {
 			reason = "the run's lease was lost before its end was journaled"
 		}
-		end.Status, end.PauseReason, end.Result, end.Error = string(status), reason, nil, err.Error()
+		end.Status, end.PauseReason, end.Result, end.Error, end.ResumeAt = string(status), reason, nil, err.Error(), nil
 	}
 	r.mu.Lock()
 	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
+	if end.ResumeAt != nil {
+		r.resumeAt = *end.ResumeAt
+	}
 	r.endedAt = time.Now()
 	r.mu.Unlock()
 	if werr := r.saveSnapshot(true); werr != nil {
@@ -410,7 +441,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	}
 	r.lease.Release()
 	r.rt.forget(r)
-	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Error: end.Error,
+	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, ResumeAt: end.ResumeAt, Error: end.Error,
 		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed, Retried: end.Retried})
 }
 

@@ -11,11 +11,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/journal"
+	"github.com/dynworkflow/dynworkflow/engine/quota"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
@@ -50,6 +52,9 @@ type Config struct {
 	// ObserveFsync, if set, is told how long each journal fdatasync took
 	// (the server's metrics). It must not block.
 	ObserveFsync func(time.Duration)
+	// Quota is the quota governor every run of the machine shares; nil
+	// means the one under the store's state root.
+	Quota *quota.Governor
 }
 
 // Runtime owns the runs of one project in this process.
@@ -87,6 +92,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if cfg.EventRing == 0 {
 		cfg.EventRing = 4096
+	}
+	if cfg.Quota == nil {
+		cfg.Quota = quota.Open(filepath.Join(cfg.Store.Root(), "quota"))
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])

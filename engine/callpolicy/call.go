@@ -135,6 +135,9 @@ type Outcome struct {
 	Attempts    int
 	Err         error
 	PauseReason string
+	// ResumeAt is, for a run parked by a rate limit, when its quota
+	// resets (see Quota); zero otherwise.
+	ResumeAt time.Time
 }
 
 // Begin says whether a call that was not replayed may start now, when a
@@ -165,7 +168,13 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 	// downFor is how long the call's executor has failed to reach its
 	// endpoint: its failed attempts and the waits between them.
 	var downFor time.Duration
+	quota, _ := l.(Quota)
 	for {
+		if quota != nil {
+			if until, why, blocked := quota.QuotaBlocked(c.Executor); blocked {
+				return parked(o, c.Executor, until, why)
+			}
+		}
 		o.Attempts++
 		res := l.Launch(ctx, Attempt{N: o.Attempts, Prompt: prompt})
 		o.Result = res.Result
@@ -232,6 +241,9 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 			infra++
 			wait = Backoff(x.limits.RetryBackoff, infra, retryAfter(res.Err), x.runID, c.Path)
 		case executors.RateLimited:
+			if quota != nil {
+				return parked(o, c.Executor, quota.QuotaSpent(c.Executor, retryAfter(res.Err), res.Err.Error()), res.Err.Error())
+			}
 			o.Kind, o.PauseReason, o.Err = Paused, "rate limited: "+res.Err.Error(), RateLimitError(res.Err.Error())
 			return o
 		case executors.Unavailable:

@@ -40,7 +40,10 @@ type Summary struct {
 	Description string `json:"description"`
 	Status      string `json:"status"` // running, paused, completed, failed, stopped, damaged
 	PauseReason string `json:"pauseReason,omitempty"`
-	Error       string `json:"error,omitempty"`
+	// ResumeAt is, for a run parked until its executor's quota resets,
+	// when that is (see engine/quota).
+	ResumeAt *time.Time `json:"resumeAt,omitempty"`
+	Error    string     `json:"error,omitempty"`
 	// ErrorCode is the stable code of the error that ended the run, when it
 	// has one (TOKEN_BUDGET_EXHAUSTED, ...).
 	ErrorCode  string     `json:"errorCode,omitempty"`
