@@ -27,6 +27,13 @@ type agentCall struct {
 	dir string
 	// queued is when the call was handed to the scheduler.
 	queued time.Time
+	// batch is the fan-out the call was made in, if any (see lang.Batch),
+	// and waited says the call found the concurrency cap reached: it
+	// waited for a slot, and a cancelled batch ends it before it starts.
+	batch  *lang.Batch
+	waited bool
+	// ctl is how the user stops or restarts the call while it runs.
+	ctl callControl
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
@@ -38,7 +45,7 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 		done(nil, err)
 		return
 	}
-	c := &agentCall{Call: pc, run: r, done: done}
+	c := &agentCall{Call: pc, run: r, done: done, batch: lang.BatchOf(ctx)}
 	r.enterPhase(sc, opts.Phase)
 	if p := pc.Prior; p != nil {
 		if w, ok := p.Kept.(*Worktree); ok {
@@ -48,6 +55,10 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: c.Path, Label: opts.Label, Phase: c.Phase, Executor: c.Executor}.
 			withPrompt(prompt).withResult(p.Result))
 		done(p.Result, nil)
+		return
+	}
+	if pc.Given != nil {
+		r.giveAnswer(c)
 		return
 	}
 	c.ctx, c.release = r.callContext(ctx)
@@ -66,14 +77,28 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 func (c *agentCall) runLive() {
 	r := c.run
 	ctx := c.ctx
+	// A sibling met the agent cap while this call waited for a slot. (A
+	// call that found a slot is under way, as in the Node runtime.)
+	if err := c.batch.Err(); err != nil && c.waited {
+		c.settle(nil, err)
+		return
+	}
 	if err := c.Begin(ctx); err != nil {
+		if errors.Is(err, callpolicy.ErrCostCap) {
+			// The run pauses once the calls within the cap have ended;
+			// this one waits for that and runs on resume.
+			r.pauseWhenIdle(r.policy.CapReason())
+			<-ctx.Done()
+			c.settle(nil, context.Cause(ctx))
+			return
+		}
 		c.settle(nil, err)
 		return
 	}
 	started := time.Now()
 	c.dir = r.rt.cfg.Cwd
 	var iso *isolated
-	if c.Opts.Isolation == "worktree" {
+	if c.Opts.Isolation == "worktree" && !r.rt.cfg.NoWorktrees {
 		var err error
 		if iso, err = c.isolate(ctx); err != nil {
 			c.isolationFailed(err, started)
@@ -82,9 +107,11 @@ func (c *agentCall) runLive() {
 		c.dir = iso.dir
 	}
 	r.running.Add(1)
+	r.controls.Store(c.Path, c)
+	defer r.controls.Delete(c.Path)
 	rec := &record{Type: recStarted, Path: c.Path, Kind: "agent", Fingerprint: c.FP, Call: &callInfo{
 		Label: c.Opts.Label, Phase: c.Phase, Prompt: c.Prompt, Executor: c.Executor, Model: c.Model, Effort: c.Effort,
-		Permissions: c.Permissions, Schema: c.Opts.Schema,
+		Permissions: c.Permissions, Schema: c.Opts.Schema, Route: c.Route,
 	}}
 	if iso != nil {
 		// Durable before the agent runs: recovery commits the edits in a
@@ -101,14 +128,16 @@ func (c *agentCall) runLive() {
 		r.append(rec)
 	}
 	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Executor: c.Executor,
-		Worktree: rec.Worktree, Model: c.Model, Effort: c.Effort, Permissions: string(c.Permissions),
+		Worktree: rec.Worktree, Model: c.Model, Effort: c.Effort, Permissions: string(c.Permissions), Route: c.Route,
 		QueuedMs: started.Sub(c.queued).Milliseconds()}.withPrompt(c.Prompt))
 
 	r.activity.start(c.Path, c.Opts.Label, started)
 	out := c.RunLive(ctx, launcher{c})
 	r.activity.end(c.Path)
-	r.running.Add(-1)
 	r.addUsage(out.Usage)
+	r.running.Add(-1)
+	r.poke()
+	r.publishSpend()
 
 	var wt *Worktree
 	if iso != nil {
@@ -164,7 +193,7 @@ func (c *agentCall) settle(answer json.RawMessage, err error) {
 // null, or a throw.
 func (c *agentCall) fail(out callpolicy.Outcome, started time.Time, wt *Worktree) {
 	r := c.run
-	info := &errorInfo{Class: executors.ClassOf(out.Err).String(), Message: out.Err.Error()}
+	info := &errorInfo{Class: callpolicy.FailureClass(out.Err), Message: out.Err.Error()}
 	var ee *Error
 	if errors.As(out.Err, &ee) {
 		info.Code = ee.Code
@@ -184,6 +213,20 @@ func (c *agentCall) fail(out callpolicy.Outcome, started time.Time, wt *Worktree
 type launcher struct{ c *agentCall }
 
 func (l launcher) Launch(ctx context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
+	actx, end, err := l.c.ctl.begin(ctx)
+	if err != nil {
+		return callpolicy.AttemptResult{Err: err} // stopped between attempts
+	}
+	res := l.launch(actx, a)
+	if cause := end(); ctx.Err() == nil && cause != nil {
+		// The user stopped or restarted this attempt: that, not what the
+		// killed executor said, is why it ended.
+		res.Err = cause
+	}
+	return res
+}
+
+func (l launcher) launch(ctx context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
 	c, r := l.c, l.c.run
 	exec, err := r.executors.Get(c.Executor)
 	if err != nil {
@@ -249,13 +292,21 @@ func (l launcher) account(executor string) (string, bool) {
 	return executors.AccountOf(exec), true
 }
 
-func (launcher) Wait(ctx context.Context, d time.Duration) error {
+func (l launcher) Wait(ctx context.Context, d time.Duration) error {
+	wctx, end, err := l.c.ctl.begin(ctx)
+	if err != nil {
+		return err
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		end()
 		return nil
-	case <-ctx.Done():
+	case <-wctx.Done():
+		if cause := end(); ctx.Err() == nil && cause != nil {
+			return cause
+		}
 		return context.Cause(ctx)
 	}
 }
@@ -264,8 +315,11 @@ func (l launcher) Retrying(rt callpolicy.Retry) {
 	c, r := l.c, l.c.run
 	r.append(&record{Type: recRetry, Path: c.Path, Error: &errorInfo{Class: rt.Class, Message: rt.Err.Error()}})
 	msg := rt.Err.Error()
-	if rt.Class == "schema" {
+	switch rt.Class {
+	case "schema":
 		msg = "schema: " + msg
+	case "restarted":
+		msg = "restarted by the user"
 	}
 	r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Error: msg,
 		Attempt: rt.Attempt, Class: rt.Class, WaitMs: rt.Wait.Milliseconds()})

@@ -23,18 +23,23 @@ type Responder interface {
 // startCheckpoint answers a checkpoint from the journal, from a responder,
 // or by its headless policy, and journals the answer so a resume replays it.
 func (r *Run) startCheckpoint(ctx context.Context, sc *scope, req lang.CheckpointRequest, done lang.Done) {
-	path, fp, prior, err := r.policy.Checkpoint(ctx, sc, req)
+	cc, err := r.policy.Checkpoint(ctx, sc, req)
 	if err != nil {
 		done(nil, err)
 		return
 	}
-	if prior != nil {
+	path, fp := cc.Path, cc.FP
+	if prior := cc.Prior; prior != nil {
 		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: prior.Result, Source: "journal",
 			Phase: sc.Phase()})
 		done(prior.Result, nil)
 		return
 	}
 	call := &callInfo{Prompt: req.Prompt, Phase: sc.Phase()}
+	if cc.Given != nil {
+		r.giveCheckpoint(ctx, path, fp, call, cc.Given, done)
+		return
+	}
 	// As for an agent: should its answer's line be lost, this one still
 	// says an earlier answer was asked again, and is not to come back.
 	r.append(&record{Type: recStarted, Path: path, Kind: "checkpoint", Fingerprint: fp, Call: call})
@@ -62,6 +67,24 @@ func (r *Run) startCheckpoint(ctx context.Context, sc *scope, req lang.Checkpoin
 		done(answer, nil)
 	}()
 }
+
+// giveCheckpoint journals the answer a fork gave a checkpoint, as a human's
+// would be, and hands it to the script.
+func (r *Run) giveCheckpoint(ctx context.Context, path, fp string, call *callInfo, answer json.RawMessage, done lang.Done) {
+	rec := &record{Type: recFinished, Path: path, Kind: "checkpoint", Fingerprint: fp, Result: answer,
+		Call: call, Answer: &answerInfo{Source: sourceGiven}}
+	if err := r.appendSync(context.WithoutCancel(ctx), rec); err != nil {
+		r.fail(fmt.Errorf("journal checkpoint %s: %w", path, err))
+		done(nil, err)
+		return
+	}
+	r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: call.Prompt, Answer: answer, Source: sourceGiven})
+	done(answer, nil)
+}
+
+// sourceGiven is the source of an answer a fork gave a call (fork
+// --answer) instead of running or asking it.
+const sourceGiven = "given"
 
 func (r *Run) answerCheckpoint(parent context.Context, path string, req lang.CheckpointRequest) (json.RawMessage, string, error) {
 	if resp := r.rt.cfg.Responder; resp != nil {

@@ -21,11 +21,19 @@ var (
 	ErrRequiredFailed      = callpolicy.ErrRequiredFailed
 	ErrExecutorUnavailable = callpolicy.ErrExecutorUnavailable
 	ErrInfrastructure      = callpolicy.ErrInfrastructure
+	ErrCostCap             = callpolicy.ErrCostCap
+	ErrCallStopped         = callpolicy.ErrCallStopped
+	// ErrCostNotConfirmed is a run whose forecast passed --confirm-above
+	// and that nobody agreed to start.
+	ErrCostNotConfirmed = errors.New("the run's forecast cost was not confirmed")
 
 	ErrNotFound     = errors.New("no such run")
 	ErrNotResumable = errors.New("run cannot be resumed")
 	ErrNotRunning   = errors.New("run is not running in this process")
-	ErrRunning      = errors.New("run is running")
+	// ErrCallNotRunning is a stop or restart of a call that is not
+	// running.
+	ErrCallNotRunning = errors.New("call is not running")
+	ErrRunning        = errors.New("run is running")
 )
 
 // The codes scripts see as error.code, and runs record with their error:
@@ -42,6 +50,9 @@ const (
 	CodeExecutorUnavailable = callpolicy.CodeExecutorUnavailable
 	CodeItemLimit           = callpolicy.CodeItemLimit
 	CodeInfrastructure      = callpolicy.CodeInfrastructure
+	CodeCostCap             = callpolicy.CodeCostCap
+	CodeCallStopped         = callpolicy.CodeCallStopped
+	CodeCostNotConfirmed    = "COST_NOT_CONFIRMED"
 )
 
 // Error is an engine error a script can see, with a stable code.

@@ -22,20 +22,23 @@ type Event struct {
 
 // Event types.
 const (
-	EventRunStarted      = "run.started"
-	EventRunResumed      = "run.resumed"
-	EventRunStatus       = "run.status"
-	EventCallStarted     = "call.started"
-	EventCallFinished    = "call.finished"
-	EventCallReplayed    = "call.replayed"
-	EventCallFailed      = "call.failed"
-	EventCallRetry       = "call.retry"
-	EventCallProgress    = "call.progress"
-	EventPhase           = "phase"
-	EventLog             = "log"
-	EventLimit           = "limit"
-	EventCheckpoint      = "checkpoint.answered"
-	EventBranchFailed    = "branch.failed"
+	EventRunStarted   = "run.started"
+	EventRunResumed   = "run.resumed"
+	EventRunStatus    = "run.status"
+	EventCallStarted  = "call.started"
+	EventCallFinished = "call.finished"
+	EventCallReplayed = "call.replayed"
+	EventCallFailed   = "call.failed"
+	EventCallRetry    = "call.retry"
+	EventCallProgress = "call.progress"
+	EventPhase        = "phase"
+	EventLog          = "log"
+	EventLimit        = "limit"
+	EventCheckpoint   = "checkpoint.answered"
+	EventBranchFailed = "branch.failed"
+	// EventRunSpend comes after every live call: what the run has spent,
+	// what its running calls are expected to cost, and its cap.
+	EventRunSpend        = "run.spend"
 	EventSubscriberReset = "reset"
 )
 
@@ -229,9 +232,11 @@ type CallPayload struct {
 	// and what became of it (call.finished, call.failed).
 	Worktree *Worktree `json:"worktree,omitempty"`
 	// Model, Effort and Permissions are what the call runs with
-	// (call.started); on call.finished, Model is the model that answered
-	// and Provider its provider, when the executor says.
+	// (call.started), and Route the route that chose them, if one did; on
+	// call.finished, Model is the model that answered and Provider its
+	// provider, when the executor says.
 	Model       string `json:"model,omitempty"`
+	Route       string `json:"route,omitempty"`
 	Effort      string `json:"effort,omitempty"`
 	Permissions string `json:"permissions,omitempty"`
 	Provider    string `json:"provider,omitempty"`
@@ -282,6 +287,19 @@ func cutText(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// SpendPayload comes with run.spend.
+type SpendPayload struct {
+	// CostUSD is what every execution of the run has cost so far.
+	CostUSD float64 `json:"costUsd"`
+	// ExpectedUSD is what the calls running now are expected to cost
+	// (only under a cap, which is when it is estimated).
+	ExpectedUSD float64 `json:"expectedUsd,omitempty"`
+	// MaxCostUSD is the run's dollar cap; 0 for none.
+	MaxCostUSD   float64 `json:"maxCostUsd,omitempty"`
+	InputTokens  int64   `json:"inputTokens"`
+	OutputTokens int64   `json:"outputTokens"`
 }
 
 // ProgressPayload is live output of a running call.

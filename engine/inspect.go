@@ -33,6 +33,8 @@ type Detail struct {
 	// SimulatedAnswers is true when the run's answers are simulated
 	// although nobody asked for the simulated executor.
 	SimulatedAnswers bool `json:"simulatedAnswers,omitempty"`
+	// Fork is, for a forked run, the run and call it was forked from.
+	Fork *ForkInfo `json:"fork,omitempty"`
 	// Worktrees are the worktrees the run's isolated calls kept, the
 	// partial edits of interrupted calls included, in journal order.
 	Worktrees []KeptWorktree `json:"worktrees,omitempty"`
@@ -67,17 +69,19 @@ type CallDetail struct {
 	Model    string `json:"model,omitempty"`
 	Effort   string `json:"effort,omitempty"`
 	// Permissions is the policy the call ran under.
-	Permissions executors.Permissions   `json:"permissions,omitempty"`
-	Result      json.RawMessage         `json:"result,omitempty"`
-	Usage       *executors.Usage        `json:"usage,omitempty"`
-	Error       string                  `json:"error,omitempty"`
-	Source      string                  `json:"source,omitempty"`
-	Provider    string                  `json:"provider,omitempty"`
-	Attempts    int                     `json:"attempts,omitempty"`
-	DurMs       int64                   `json:"durMs,omitempty"`
-	History     []executors.HistoryItem `json:"history,omitempty"`
-	StartedAt   time.Time               `json:"startedAt,omitzero"`
-	EndedAt     time.Time               `json:"endedAt,omitzero"`
+	Permissions executors.Permissions `json:"permissions,omitempty"`
+	// Route is the route that set the call's model, as --route writes it.
+	Route     string                  `json:"route,omitempty"`
+	Result    json.RawMessage         `json:"result,omitempty"`
+	Usage     *executors.Usage        `json:"usage,omitempty"`
+	Error     string                  `json:"error,omitempty"`
+	Source    string                  `json:"source,omitempty"`
+	Provider  string                  `json:"provider,omitempty"`
+	Attempts  int                     `json:"attempts,omitempty"`
+	DurMs     int64                   `json:"durMs,omitempty"`
+	History   []executors.HistoryItem `json:"history,omitempty"`
+	StartedAt time.Time               `json:"startedAt,omitzero"`
+	EndedAt   time.Time               `json:"endedAt,omitzero"`
 	// Retries are the attempts of the call's latest execution that failed
 	// and were tried again, when and why: a timeline marks them.
 	Retries []RetryMark `json:"retries,omitempty"`
@@ -247,7 +251,7 @@ func foldJournal(path string) (*fold, error) {
 			}
 			f.sawRun = true
 			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText, Phases: h.Phases}
-			d.Args, d.Options, d.Executors = h.Args, h.Options, h.Executors
+			d.Args, d.Options, d.Executors, d.Fork = h.Args, h.Options, h.Executors, h.Fork
 			d.Executions = append(d.Executions, Execution{Epoch: 0, Rule: "fresh", NewHash: h.ScriptHash, StartedAt: at, Trace: h.Trace})
 		case recResume:
 			h := r.Resume
@@ -279,7 +283,7 @@ func foldJournal(path string) (*fold, error) {
 			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at, Seq: r.Seq}
 			if r.Call != nil {
 				c.Label, c.Phase, c.Prompt, c.Executor, c.Model = r.Call.Label, r.Call.Phase, r.Call.Prompt, r.Call.Executor, r.Call.Model
-				c.Effort, c.Permissions = r.Call.Effort, r.Call.Permissions
+				c.Effort, c.Permissions, c.Route = r.Call.Effort, r.Call.Permissions, r.Call.Route
 			}
 			c.Worktree = r.Worktree
 		case recRetry:
@@ -289,7 +293,10 @@ func foldJournal(path string) (*fold, error) {
 				m.Class, m.Message = r.Error.Class, r.Error.Message
 			}
 			c.Retries = append(c.Retries, m)
-			f.retried[r.Epoch]++
+			// A restart asked for by the user is not a retry.
+			if r.Error == nil || r.Error.Class != "restarted" {
+				f.retried[r.Epoch]++
+			}
 		case recWorktree:
 			c := call(r.Path)
 			if c.Kind == "" {
@@ -308,6 +315,7 @@ func foldJournal(path string) (*fold, error) {
 			}
 			if r.Call != nil && c.Prompt == "" {
 				c.Prompt, c.Phase = r.Call.Prompt, r.Call.Phase
+				c.Label, c.Executor, c.Model, c.Effort = r.Call.Label, r.Call.Executor, r.Call.Model, r.Call.Effort
 			}
 			c.Status, c.EndedAt, c.Usage, c.Error = "done", at, r.Usage, ""
 			c.Result = r.Result
@@ -395,7 +403,7 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 	d := f.detail
 	s := store.Summary{RunID: id, Name: d.Script.Name, Phases: d.Script.Phases, ScriptPath: d.Script.Path, ScriptHash: d.Script.Hash,
 		Executor: d.Options.Executor, Phase: f.phase, JournalSeq: f.lastSeq, Status: string(StatusRunning),
-		UpdatedAt: f.last, JournalSize: f.mark.Size, JournalHead: f.mark.Head, JournalTail: f.mark.Tail}
+		MaxCostUSD: d.Options.MaxCostUSD, UpdatedAt: f.last, JournalSize: f.mark.Size, JournalHead: f.mark.Head, JournalTail: f.mark.Tail}
 	if prior != nil {
 		s.Description = prior.Description
 	}

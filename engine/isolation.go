@@ -72,9 +72,8 @@ type KeptWorktree struct {
 // project is not a git working tree, or it has no commit yet.
 var ErrIsolationUnavailable = errors.New("worktree isolation is unavailable")
 
-// CodeIsolationUnavailable is the code of ErrIsolationUnavailable (ours:
-// the Node runtime never refuses isolation, it skips it).
-const CodeIsolationUnavailable = "ISOLATION_UNAVAILABLE"
+// CodeIsolationUnavailable is the code of ErrIsolationUnavailable.
+const CodeIsolationUnavailable = callpolicy.CodeIsolationUnavailable
 
 const (
 	// settleTimeout bounds committing an agent's edits; it runs even when

@@ -67,6 +67,9 @@ type runHeader struct {
 	Args        json.RawMessage `json:"args,omitempty"`
 	Options     Options         `json:"options"`
 	Cwd         string          `json:"cwd"`
+	// Fork is, for a run made by Fork, the run and call it was forked
+	// from.
+	Fork *ForkInfo `json:"fork,omitempty"`
 	// Executors are the definitions of the executors the run could use.
 	Executors []executors.Definition `json:"executors,omitempty"`
 	// Trace is the first execution's trace, when it was traced.
@@ -110,6 +113,9 @@ type callInfo struct {
 	Effort      string                `json:"effort,omitempty"`
 	Permissions executors.Permissions `json:"permissions,omitempty"`
 	Schema      json.RawMessage       `json:"schema,omitempty"`
+	// Route is the route (--route, routes.json) that set the call's
+	// model, effort or executor, as --route writes it.
+	Route string `json:"route,omitempty"`
 }
 
 type answerInfo struct {

@@ -77,6 +77,12 @@ type Run struct {
 	running atomic.Int64
 	// activity is each running call's last activity (see activity.go).
 	activity activityBoard
+	// controls holds the agent calls running now, by path, for the user
+	// to stop or restart one (control.go).
+	controls sync.Map
+	// idle wakes pauseWhenIdle when a call ends; capOnce starts it once.
+	idle     chan struct{}
+	capOnce  sync.Once
 	failures failureSet
 	kept     atomic.Int64 // worktrees this execution kept
 
@@ -189,6 +195,9 @@ type Outcome struct {
 	Executor         string `json:"executor"`
 	ExecutorSource   string `json:"executorSource,omitempty"`
 	SimulatedAnswers bool   `json:"simulatedAnswers,omitempty"`
+	// MaxCostUSD is the run's dollar cap (0: none); Stats.CostUSD is what
+	// it spent.
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 }
 
 // Wait blocks until the execution ends (or ctx is done) and returns how it
@@ -210,6 +219,7 @@ func (r *Run) Outcome() Outcome {
 		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
 		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), Warnings: slices.Clone(r.warnings),
 		Executor: r.opts.Executor, ExecutorSource: r.opts.ExecutorSource, SimulatedAnswers: r.opts.SimulatedByDefault(),
+		MaxCostUSD: r.opts.MaxCostUSD,
 	}
 	if o.Result == nil {
 		o.Result = json.RawMessage("null")
@@ -247,6 +257,9 @@ type Progress struct {
 	// three: their CLI retries or cannot reach its endpoint, or they made
 	// no progress for a while, the longest quiet first.
 	Troubled []CallActivity
+	// MaxCostUSD is the run's dollar cap (0: none); Stats.CostUSD is what
+	// it spent.
+	MaxCostUSD float64
 }
 
 // Progress reads the counters; it costs the same for 10 agents or 10,000
@@ -257,7 +270,7 @@ func (r *Run) Progress() Progress {
 	defer r.mu.Unlock()
 	made := min(r.policy.Agents(), int64(r.opts.MaxAgents))
 	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(made),
-		SimulatedAnswers: r.opts.SimulatedByDefault(), Troubled: Troubled(calls, time.Now(), 3)}
+		SimulatedAnswers: r.opts.SimulatedByDefault(), MaxCostUSD: r.opts.MaxCostUSD, Troubled: Troubled(calls, time.Now(), 3)}
 }
 
 // Activity is the last activity of the call at path, while it runs.
@@ -292,7 +305,7 @@ func (r *Run) summary() store.Summary {
 	s := store.Summary{
 		RunID: r.id, Name: r.header.Name, Description: r.header.Description,
 		Status: string(r.status), PauseReason: r.pauseReason,
-		ScriptPath: r.script.Path(), ScriptHash: r.script.Hash(), Executor: r.opts.Executor,
+		ScriptPath: r.script.Path(), ScriptHash: r.script.Hash(), Executor: r.opts.Executor, MaxCostUSD: r.opts.MaxCostUSD,
 		Phase: r.phase, Phases: r.header.Phases, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
 		Stats: r.statsLocked(), JournalSeq: r.seq.Load(),
 	}
@@ -325,7 +338,11 @@ func (r *Run) execute() {
 		r.logLine(r.main.policy.Root(), "warn", w)
 	}
 	stopSnapshots := r.startSnapshots()
-	result, err := r.script.Run(r.ctx, r.main)
+	var result json.RawMessage
+	err := r.confirmCost()
+	if err == nil {
+		result, err = r.script.Run(r.ctx, r.main)
+	}
 	cause := context.Cause(r.ctx)
 	// Calls the script left running (it threw, or was cancelled) must not
 	// outlive the execution.
@@ -361,9 +378,10 @@ func (r *Run) execute() {
 // callContext is what a call the script starts runs under: the run's
 // context, also cancelled when the host's own context for the call is (a
 // host may abandon a call before the run ends). Both hosts pass the run's
-// own context, which costs nothing extra.
+// own context, or one made from it that adds only values (a fan-out's
+// lang.Batch), which costs nothing extra.
 func (r *Run) callContext(host context.Context) (context.Context, context.CancelFunc) {
-	if host == r.ctx || host.Done() == nil {
+	if host.Done() == r.ctx.Done() || host.Done() == nil {
 		return r.ctx, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(r.ctx)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/journal"
 	"github.com/dynworkflow/dynworkflow/engine/quota"
 	"github.com/dynworkflow/dynworkflow/engine/store"
@@ -55,6 +56,16 @@ type Config struct {
 	// Quota is the quota governor every run of the machine shares; nil
 	// means the one under the store's state root.
 	Quota *quota.Governor
+	// Prices is the price table calls are priced with; nil is the built-in
+	// one (cost.Builtin).
+	Prices *cost.Table
+	// NoWorktrees runs isolated calls in the project instead of a
+	// worktree of their own: for a plan's walk on the simulated executor,
+	// which changes nothing.
+	NoWorktrees bool
+	// SavedDirs are where saved workflows are looked up after the
+	// project's own; nil is the store's.
+	SavedDirs []string
 }
 
 // Runtime owns the runs of one project in this process.
@@ -95,6 +106,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if cfg.Quota == nil {
 		cfg.Quota = quota.Open(filepath.Join(cfg.Store.Root(), "quota"))
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = cost.Builtin()
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
@@ -145,6 +159,10 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		return nil, err
 	}
 	meta := req.Script.Meta()
+	if req.Options.MaxCostUSD == 0 && meta.MaxCost > 0 {
+		// The script's own cap, unless the run gives one.
+		req.Options.MaxCostUSD = meta.MaxCost
+	}
 	id := store.NewRunID(meta.Name)
 	lease, err := rt.store.AcquireLease(id, rt.owner)
 	if err != nil {
@@ -189,10 +207,12 @@ func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script
 	r := &Run{
 		rt: rt, id: id, paths: paths, opts: opts, script: script, args: args, header: header, epoch: epoch,
 		executors: set, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
-		sched: newScheduler(opts.Concurrency), status: StatusRunning,
+		sched: newScheduler(opts.Concurrency), status: StatusRunning, idle: make(chan struct{}, 1),
 		createdAt: created, startedAt: started, done: make(chan struct{}),
 	}
-	r.policy = callpolicy.NewExecution(id, epoch, opts.CallLimits(), ledger, runHost{r})
+	limits := opts.CallLimits()
+	limits.Cost = rt.costModel(header.Name, opts.MaxCostUSD > 0)
+	r.policy = callpolicy.NewExecution(id, epoch, limits, ledger, runHost{r})
 	r.main = newFrame(r, "", 0, script, args, nil)
 	r.main.rule = rule
 	r.noteFiles(script.Files()...)
@@ -336,6 +356,7 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		h.created, time.Now())
 	r.seq.Store(h.lastSeq)
 	r.usage = h.usage
+	r.policy.SetSpentUSD(h.usage.CostUSD)
 	for _, d := range h.damaged {
 		r.warnings = append(r.warnings, d.String())
 	}

@@ -62,7 +62,7 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 // workflow that has the name of one of the user's is used only once the
 // user allowed its content (see ProjectWorkflowDoes).
 func (rt *Runtime) ResolveWorkflow(ref, dir string) (lang.Script, error) {
-	return ResolveWorkflow(rt.cfg.Hosts, rt.cfg.Cwd, rt.store.SavedDirs(), ref, dir)
+	return ResolveWorkflow(rt.cfg.Hosts, rt.cfg.Cwd, rt.savedDirs(), ref, dir)
 }
 
 // ResolveWorkflow finds a workflow as Runtime.ResolveWorkflow does, for the

@@ -26,6 +26,9 @@ type Meta struct {
 	// Model is the model of the script's agent calls that name none and
 	// whose phase names none (see ModelFor).
 	Model string `json:"model,omitempty"`
+	// MaxCost is the script's own dollar cap (meta.maxCost), which a run
+	// that gives none (--max-cost) takes; 0 for none.
+	MaxCost float64 `json:"maxCost,omitempty"`
 }
 
 // ModelFor is the model meta routes a call in phase to, "" for none: the
@@ -94,8 +97,11 @@ type Script interface {
 	Files() []string
 	// Run executes the script against env and returns its result as JSON
 	// ("null" for no result). It returns when the script's body has returned
-	// and every call it started has settled, or when ctx is done; an error
-	// thrown by the script is returned as an *Error with a position.
+	// and every call it started has settled, when the body has thrown, or
+	// when ctx is done; an error thrown by the script is returned as an
+	// *Error with a position. Once the body has thrown, what it left
+	// running (calls, branches) is abandoned: the caller ends it by
+	// cancelling ctx.
 	Run(ctx context.Context, env Env) (json.RawMessage, error)
 }
 

@@ -76,6 +76,10 @@ func NewCheckpoints() *Checkpoints {
 	return &Checkpoints{pending: map[string]*pendingCheckpoint{}}
 }
 
+// Attach sets the bus the broker publishes on, for a runtime that serves
+// no API (a run asking in its terminal): a server attaches its own.
+func (c *Checkpoints) Attach(bus *engine.Bus) { c.attach(bus) }
+
 // attach sets the bus the broker publishes on; the runtime that owns the
 // bus is created after the broker.
 func (c *Checkpoints) attach(bus *engine.Bus) {

@@ -94,6 +94,7 @@ func classify(err error) *apiError {
 	case errors.Is(err, engine.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		status, code = http.StatusNotFound, codeNotFound
 	case errors.Is(err, engine.ErrNotResumable), errors.Is(err, engine.ErrNotRunning), errors.Is(err, engine.ErrRunning),
+		errors.Is(err, engine.ErrCallNotRunning),
 		errors.Is(err, store.ErrLeased), errors.Is(err, store.ErrForeignRun):
 		status, code = http.StatusConflict, codeConflict
 	case errors.Is(err, executors.ErrUnknownExecutor):

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
@@ -37,6 +38,7 @@ type fixtureConfig struct {
 	ring      int
 	keepalive time.Duration
 	buffer    int
+	prices    *cost.Table
 }
 
 func newFixture(t *testing.T, fc fixtureConfig) *fixture {
@@ -50,7 +52,7 @@ func newFixture(t *testing.T, fc fixtureConfig) *fixture {
 	rt, err := engine.New(engine.Config{
 		Store: st, Hosts: lang.NewRegistry(jsvm.New()),
 		Executors: executors.NewSet(simulate.New(simulate.Config{})), Cwd: dir,
-		Responder: cps, EventRing: fc.ring,
+		Responder: cps, EventRing: fc.ring, Prices: fc.prices,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -114,7 +114,7 @@ func (s *Server) start(c echo.Context, req StartRequest) (StartResponse, error) 
 		return StartResponse{}, err
 	}
 	opts := s.cfg.Defaults
-	if opts == (engine.Options{}) {
+	if opts.Executor == "" && opts.Concurrency == 0 {
 		opts = engine.DefaultOptions()
 	}
 	req.Options.Apply(&opts)

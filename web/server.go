@@ -42,6 +42,10 @@ type Config struct {
 	Version string
 	// StartedAt is when the runtime started; zero means now.
 	StartedAt time.Time
+	// PID is the pid users know the runtime by, which /api/health and the
+	// overview report: the process they started, which may be the
+	// runtime's parent (proc.RunAncestor); zero means ours.
+	PID int
 	// Keepalive is how often an idle event stream gets a comment; zero
 	// means 15 s.
 	Keepalive time.Duration

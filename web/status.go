@@ -64,15 +64,23 @@ type State struct {
 
 func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, Health{
-		OK: true, ProtocolVersion: ProtocolVersion, PID: os.Getpid(), Cwd: s.cfg.Cwd,
+		OK: true, ProtocolVersion: ProtocolVersion, PID: s.pid(), Cwd: s.cfg.Cwd,
 		ProjectID: s.rt.Store().ProjectID(), Version: s.cfg.Version, StartedAt: s.cfg.StartedAt.UTC(),
 		Streams: s.activeSSE.Load(),
 	})
 }
 
 func (s *Server) runtimeInfo(seq int64) RuntimeInfo {
-	return RuntimeInfo{PID: os.Getpid(), ProtocolVersion: ProtocolVersion, Version: s.cfg.Version,
+	return RuntimeInfo{PID: s.pid(), ProtocolVersion: ProtocolVersion, Version: s.cfg.Version,
 		StartedAt: s.cfg.StartedAt.UTC(), Sequence: seq, Epoch: s.epoch}
+}
+
+// pid is the pid users know the runtime by.
+func (s *Server) pid() int {
+	if s.cfg.PID != 0 {
+		return s.cfg.PID
+	}
+	return os.Getpid()
 }
 
 func (s *Server) project() Project {

@@ -161,6 +161,14 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 	if strict {
 		a.warnPromptInArgs(conf)
 	}
+	prices, err := execconfig.LoadPrices(execconfig.UserConfigFile("prices.json"))
+	if err != nil {
+		if strict {
+			return nil, &exitError{code: exitFailed, err: err}
+		}
+		fmt.Fprintln(a.stderr, "dynworkflow: warning:", err)
+		prices = nil // the built-in table
+	}
 	// Opening the child registry reaps the agents a killed dynworkflow
 	// left running, before anything new starts.
 	reg := a.openChildren(context.Background(), root, log)
@@ -172,6 +180,7 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 		Cwd:       cwd,
 		Logger:    log,
 		EventRing: localEventRing,
+		Prices:    prices,
 	}
 	configure(&cfg)
 	var follow func(*engine.Bus)

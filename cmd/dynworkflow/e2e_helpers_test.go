@@ -96,6 +96,9 @@ type env struct {
 	bin string
 	// environ is added to the processes' environment, after the rest.
 	environ []string
+	// group starts the processes in a process group of their own, which
+	// a test may kill whole.
+	group bool
 }
 
 func newEnv(t *testing.T) *env {
@@ -150,6 +153,9 @@ func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd.Env = append(environ, "DYNAMIC_WORKFLOWS_HOME="+e.state, "GORACE=atexit_sleep_ms=0", "XDG_CONFIG_HOME="+e.config)
 	cmd.Env = append(cmd.Env, e.environ...)
 	cmd.WaitDelay = 5 * time.Second
+	if e.group {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	return cmd
 }
 

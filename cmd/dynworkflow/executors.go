@@ -112,16 +112,15 @@ func executorSource(source string) string {
 }
 
 // openChildren opens the child registry of the state root and reaps the
-// children that a killed dynworkflow left running. Agents start through a
-// supervisor, started with the first of them, which kills them and all
-// they started as soon as this process dies.
+// children that a killed dynworkflow left running: the second line, after
+// the ancestor process that kills them and all they started as soon as
+// the runtime dies (ancestor.go).
 func (a *app) openChildren(ctx context.Context, root string, log *slog.Logger) *proc.Registry {
 	reg, err := proc.OpenRegistry(filepath.Join(root, childrenDir), log)
 	if err != nil {
 		log.Warn("agent processes will not be tracked", "err", err)
 		return nil
 	}
-	reg.Supervise(proc.NewSupervisor(log))
 	orphans, err := reg.Reap(ctx)
 	if err != nil {
 		log.Warn("reaping orphaned agent processes", "err", err)

@@ -105,8 +105,8 @@ func (a *app) printOutcome(o engine.Outcome) {
 		parts = append(parts, fmt.Sprintf("%d retried", st.Retried))
 	}
 	parts = append(parts, fmt.Sprintf("tokens %s in / %s out", humanCount(st.InputTokens), humanCount(st.OutputTokens)))
-	if st.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.2f", st.CostUSD))
+	if spent := spendLine(st.CostUSD, o.MaxCostUSD, 0); spent != "" {
+		parts = append(parts, spent)
 	}
 	if o.SimulatedAnswers {
 		parts = append(parts, "simulated answers")

@@ -189,6 +189,22 @@ func (o *optionFlags) apiOptions(cmd *cobra.Command) *web.RunOptions {
 	if fs.Changed("token-budget") {
 		ro.TokenBudget, set = &o.tokenBudget, true
 	}
+	if fs.Changed("max-cost") {
+		ro.MaxCost, set = &o.maxCost, true
+	}
+	if o.yes {
+		// Whoever runs it said yes already.
+		ro.ConfirmAbove, set = new(float64), true
+	} else if fs.Changed("confirm-above") {
+		ro.ConfirmAbove, set = &o.confirmAbove, true
+	}
+	if fs.Changed("route") {
+		for _, spec := range o.routes {
+			raw, _ := json.Marshal(spec)
+			ro.Routes = append(ro.Routes, raw)
+		}
+		set = true
+	}
 	if !set {
 		return nil
 	}

@@ -33,6 +33,9 @@ still running there is followed again with --attach (after the process
 that started it was killed, say).`,
 		Args: exactArgs(1, "resume needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := of.check(); err != nil {
+				return err
+			}
 			id, e, onTemporal, err := a.resolveRun(cmd, &bf, args[0])
 			if err != nil {
 				return err
@@ -47,7 +50,8 @@ that started it was killed, say).`,
 					return a.forwardResume(cmd, &of, cl, d, id, scriptPath, fw.attach)
 				}
 			}
-			rt, scriptArgs, err := a.localRuntime(cmd, &of)
+			questions := a.terminalQuestions()
+			rt, scriptArgs, err := a.localRuntime(cmd, &of, questions)
 			if err != nil {
 				return err
 			}
@@ -56,7 +60,12 @@ that started it was killed, say).`,
 					return err
 				}
 			}
-			req := engine.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) { of.apply(cmd, o) }}
+			req := engine.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) {
+				of.apply(cmd, o)
+				if of.yes {
+					o.ConfirmAboveUSD = 0
+				}
+			}}
 			if scriptPath != "" {
 				abs, err := filepath.Abs(scriptPath)
 				if err != nil {
@@ -71,6 +80,7 @@ that started it was killed, say).`,
 			}
 			view := newProgressView(a.stderr, a.json, a.logs)
 			view.subscribe(rt.Events())
+			a.askHere(view, questions)
 			r, err := rt.Resume(cmd.Context(), id, req)
 			if err != nil {
 				view.stop()

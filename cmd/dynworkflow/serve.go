@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/web"
 	"github.com/dynworkflow/dynworkflow/web/metrics"
 )
@@ -225,13 +226,14 @@ func (a *app) publishServer(rt *engine.Runtime, ln net.Listener, cfg web.Config)
 	cwd, _ := a.projectDir()
 	started := time.Now()
 	cfg.Runtime, cfg.Token, cfg.Cwd, cfg.StartedAt, cfg.Version = rt, token, cwd, started, programVersion()
+	cfg.PID = proc.Pid()
 	cfg.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := web.New(cfg)
 	if err != nil {
 		return nil, web.Descriptor{}, err
 	}
 	addr := ln.Addr().String()
-	desc := web.NewDescriptor(rt.Store().RuntimePath(), addr, token, cwd, rt.Store().ProjectID(), os.Getpid(), started)
+	desc := web.NewDescriptor(rt.Store().RuntimePath(), addr, token, cwd, rt.Store().ProjectID(), proc.Pid(), started)
 	if err := web.WriteDescriptor(rt.Store().RuntimePath(), desc); err != nil {
 		return nil, web.Descriptor{}, err
 	}

@@ -46,7 +46,7 @@ func (a *app) runWithUI(cmd *cobra.Command, of *optionFlags, ref string, opts en
 		return err
 	}
 	defer ui.close(rt)
-	r, view, err := a.startHere(cmd.Context(), rt, ref, scriptArgs, opts)
+	r, view, err := a.startHere(cmd.Context(), rt, ref, scriptArgs, opts, checkpoints)
 	if err != nil {
 		return err
 	}

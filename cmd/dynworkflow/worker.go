@@ -85,7 +85,7 @@ same). Ctrl-C stops the worker once its agents have been handed back.`,
 	cmd.Flags().StringVar(&of.simLatency, "simulate-latency", "0", "simulated latency per call: MIN..MAX (5ms..50ms) or a fixed duration")
 	cmd.Flags().Float64Var(&of.simFailureRate, "simulate-failure-rate", 0, "share of simulated attempts that fail transiently (0..1)")
 	cmd.Flags().Uint64Var(&of.simSeed, "simulate-seed", 0, "seed of the simulated executor's latency and failures (0: random)")
-	return cmd
+	return agentCommand(cmd)
 }
 
 // pickExecutors keeps the executors of a comma-separated list.

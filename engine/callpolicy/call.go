@@ -29,6 +29,12 @@ type Call struct {
 	// Prior is the answer of an earlier execution the call replays; nil
 	// when it runs live.
 	Prior *Answer
+	// Given is the answer an override gives the call instead of running
+	// it (a fork's --answer): journaled as this execution's, never run.
+	Given json.RawMessage
+
+	held     float64 // the call's expected cost the dollar cap holds
+	reserved bool
 }
 
 // Agent fixes an agent() call, on the script's thread and in program
@@ -55,19 +61,31 @@ func (x *Execution) Agent(ctx context.Context, sc *Scope, prompt string, opts la
 	if err != nil {
 		return nil, BadSchemaError(err)
 	}
+	ov := x.override(path)
+	if ov != nil && ov.Prompt != nil {
+		prompt = *ov.Prompt
+	}
 	c := &Call{x: x, Scope: sc, Path: path, Prompt: prompt, Opts: opts, Schema: schema, Phase: opts.Phase}
 	if c.Phase == "" {
 		c.Phase = sc.Phase()
 	}
-	c.Settings = Resolve(opts, sc.frame.Meta.ModelFor(c.Phase), x.limits, x.host.Defaults)
+	c.Settings = Resolve(path, c.Phase, opts, sc.frame.Meta.ModelFor(c.Phase), x.limits, x.host.Defaults)
 	var canonical []byte
 	if schema != nil {
 		canonical = schema.Canonical()
 	}
 	c.FP = AgentFingerprint(prompt, c.Settings, opts, canonical)
-	if c.Prior = x.ledger.reuse(sc, path, c.FP, x.epoch); c.Prior != nil {
+	if c.Prior = overridden(ov, x.ledger.reuse(sc, path, c.FP, x.epoch)); c.Prior != nil {
 		x.Counts.Replayed.Add(1)
 		x.spent.Add(c.Prior.Usage.Total())
+	} else if ov != nil && ov.Answer != nil {
+		if schema != nil {
+			if _, err := schema.Validate(string(ov.Answer)); err != nil {
+				return nil, fmt.Errorf("the answer given to %s does not satisfy its schema: %w", path, err)
+			}
+		}
+		c.Given = ov.Answer
+		x.Counts.Replayed.Add(1)
 	}
 	return c, nil
 }
@@ -141,23 +159,32 @@ type Outcome struct {
 }
 
 // Begin says whether a call that was not replayed may start now, when a
-// slot is free for it: not once the execution is ending (ctx's cause) or
-// the budget is spent. Its error is what the script sees.
+// slot is free for it: not once the execution is ending (ctx's cause),
+// the budget is spent, or the dollar cap would be passed (ErrCostCap: the
+// backend then holds the call and pauses the run once the calls running
+// have ended, see reserve). Its error is what the script sees.
 func (c *Call) Begin(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	return c.x.checkBudget()
+	if err := c.x.checkBudget(); err != nil {
+		return err
+	}
+	return c.x.reserve(c)
 }
 
 // RunLive runs a call that Begin let start, by the policy: attempts until
 // one answers, re-prompting an answer that broke the schema, retrying a
 // transient failure (the call's retries, else the run's) and a fault of
 // ours (on its own count) after Backoff, and pausing the run on a rate
-// limit, an unavailable executor or a fault of ours that persists. Every
-// attempt's cost counts against the budget as soon as it is known.
+// limit, an unavailable executor or a fault of ours that persists. An
+// attempt the user restarted (ErrCallRestarted) is followed by another at
+// once, uncounted; a call the user stopped (ErrCallStopped) gives up. Every
+// attempt's cost counts against the budget and the dollar cap as soon as
+// it is known.
 func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 	x := c.x
+	defer x.release(c)
 	retries := x.limits.AgentRetries
 	if c.Opts.Retries != nil {
 		retries = *c.Opts.Retries
@@ -177,6 +204,7 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 		}
 		o.Attempts++
 		res := l.Launch(ctx, Attempt{N: o.Attempts, Prompt: prompt})
+		res.Result.Usage = x.charge(c, res.Result.Model, res.Result.Usage)
 		o.Result = res.Result
 		o.Usage = o.Usage.Add(res.Result.Usage)
 		x.spent.Add(res.Result.Usage.Total())
@@ -187,6 +215,14 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 		if ctx.Err() != nil {
 			o.Kind, o.Err = Interrupted, context.Cause(ctx)
 			return o
+		}
+		switch {
+		case errors.Is(res.Err, ErrCallStopped):
+			o.Kind, o.Err = GaveUp, CallStoppedError(c.Path)
+			return o
+		case errors.Is(res.Err, ErrCallRestarted):
+			l.Retrying(Retry{Attempt: o.Attempts, Class: "restarted", Err: res.Err})
+			continue
 		}
 		var sv *SchemaViolation
 		if errors.As(res.Err, &sv) {
@@ -257,7 +293,14 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 		x.Counts.Retried.Add(1)
 		l.Retrying(Retry{Attempt: o.Attempts, Class: class.String(), Err: res.Err, Wait: wait})
 		if err := l.Wait(ctx, wait); err != nil {
-			o.Kind, o.Err = Interrupted, err
+			switch {
+			case ctx.Err() == nil && errors.Is(err, ErrCallStopped):
+				o.Kind, o.Err = GaveUp, CallStoppedError(c.Path)
+			case ctx.Err() == nil && errors.Is(err, ErrCallRestarted):
+				continue // the wait is cut short, nothing more
+			default:
+				o.Kind, o.Err = Interrupted, err
+			}
 			return o
 		}
 	}

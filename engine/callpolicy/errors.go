@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -24,9 +25,18 @@ var (
 	// cannot serve any call (missing binary, no login, unknown model).
 	ErrExecutorUnavailable = errors.New("executor unavailable")
 	// ErrInfrastructure is a call stopped because of a fault of ours that
-	// did not clear (our supervisor, descriptors, pipes, spawning): the
+	// did not clear (descriptors, pipes, spawning): the
 	// run pauses, and the call runs again on resume.
 	ErrInfrastructure = errors.New("infrastructure fault")
+	// ErrCostCap is a call the dollar cap (--max-cost) kept from
+	// starting: the run pauses once the calls running have ended.
+	ErrCostCap = errors.New("dollar cap reached")
+	// ErrCallStopped is a call the user stopped: it gives null, or throws
+	// when required, as a terminal failure does.
+	ErrCallStopped = errors.New("agent call stopped by the user")
+	// ErrCallRestarted ends an attempt the user restarted: the call runs
+	// again at once, and what the attempt cost stays counted.
+	ErrCallRestarted = errors.New("agent call restarted by the user")
 )
 
 // The codes scripts see as error.code, and runs record with their error:
@@ -49,6 +59,12 @@ const (
 	// CodeInfrastructure is ours too: a fault of the runtime's own, never
 	// the agent's.
 	CodeInfrastructure = "INFRASTRUCTURE_FAULT"
+	// CodeIsolationUnavailable is ours: a call asked for a worktree that
+	// cannot be had (no git, no repository, no commit).
+	CodeIsolationUnavailable = "ISOLATION_UNAVAILABLE"
+	// CodeCostCap and CodeCallStopped are ours too.
+	CodeCostCap     = "COST_CAP_REACHED"
+	CodeCallStopped = "AGENT_STOPPED"
 )
 
 // Error is an engine error a script can see, with a stable code.
@@ -65,6 +81,44 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // ErrorCode is the stable code scripts see as error.code.
 func (e *Error) ErrorCode() string { return e.Code }
+
+// Recoverable reports whether a parallel() branch or a pipeline() item
+// that ends with e becomes null (true), or whether e ends the whole
+// fan-out, which throws it on (false; see lang.NonRecoverable). The Node
+// runtime decides the same by the recoverable flag of its WorkflowError,
+// and each of our errors has its counterpart there, none recoverable: the
+// agent cap (agentLimitError), the token budget, a provider's usage limit
+// (src/workflow.ts, src/errors.ts), an answer that never satisfied its
+// schema (src/agent.ts resolveStructuredOutput), a required call that
+// failed (requiredFailure in agent()), a nested workflow() or a bad
+// schema (SCRIPT_VALIDATION_ERROR), a checkpoint nobody could answer
+// (WORKFLOW_ABORTED), an executor that cannot serve; and our own limit on
+// items, isolation that cannot be had and a fault of ours that did not
+// clear end the run alike (the last two pause it). A
+// null in their place would hide them. What a script throws itself (a
+// ReferenceError, fail()) is not an Error of ours, and an agent that fails
+// for good gives null without one, as there.
+func (e *Error) Recoverable() bool {
+	switch e.Code {
+	case CodeAgentLimit, CodeBudget, CodeItemLimit, CodeUsageLimit, CodeExecutorUnavailable, CodeIsolationUnavailable,
+		CodeInfrastructure, CodeSchema, CodeScriptInvalid, CodeAborted:
+		return false
+	case CodeAgentFailed, CodeAgentTimeout:
+		// Thrown only for a required call, which the Node runtime makes
+		// non-recoverable (requiredFailure in its agent()).
+		return !errors.Is(e.Err, ErrRequiredFailed)
+	}
+	return true
+}
+
+// CancelsQueued reports whether e, ending a branch of a fan-out, also ends
+// the calls of that fan-out still waiting for a concurrency slot, before
+// they start. Only the agent cap does, as in the Node runtime, whose
+// parallel() and pipeline() cancel their own batch on
+// AGENT_LIMIT_EXCEEDED alone: the token budget is checked as each call
+// starts anyway, and the other errors say nothing of the calls queued
+// beside them.
+func (e *Error) CancelsQueued() bool { return e.Code == CodeAgentLimit }
 
 func newError(code string, sentinel error, msg string) *Error {
 	return &Error{Code: code, Message: msg, Err: sentinel}
@@ -157,4 +211,24 @@ func UnavailableError(reason string) *Error {
 // its retries; reason says what failed.
 func InfrastructureError(reason string) *Error {
 	return newError(CodeInfrastructure, ErrInfrastructure, reason)
+}
+
+// CostCapError is a call the dollar cap kept from starting; reason says
+// what was spent and expected.
+func CostCapError(reason string) *Error {
+	return newError(CodeCostCap, ErrCostCap, "agent(): "+reason)
+}
+
+// CallStoppedError is a call the user stopped.
+func CallStoppedError(path string) *Error {
+	return newError(CodeCallStopped, ErrCallStopped, fmt.Sprintf("agent(): the call %s was stopped by the user", path))
+}
+
+// FailureClass is how a failed call's record names its cause: the
+// executor's failure class, or "stopped" for a call the user stopped.
+func FailureClass(err error) string {
+	if errors.Is(err, ErrCallStopped) {
+		return "stopped"
+	}
+	return executors.ClassOf(err).String()
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -41,6 +42,16 @@ type Limits struct {
 	SchemaAttempts int
 	// RetryBackoff is the first wait before a retry (see Backoff).
 	RetryBackoff time.Duration
+	// MaxCostUSD is the dollar cap; 0 means none (see reserve).
+	MaxCostUSD float64
+	// Cost prices calls: the price table, and what calls are expected to
+	// use. nil prices nothing, and the cap then sees only the dollars CLIs
+	// report.
+	Cost *cost.Model
+	// Routes send calls to other models (see Route), first match wins.
+	Routes []Route
+	// Overrides change single calls of a fork (see Override).
+	Overrides []Override
 }
 
 func (l Limits) unreachableFor() time.Duration {
@@ -99,6 +110,13 @@ type Execution struct {
 	agents  atomic.Int64 // agent() calls made, for the cap
 	spent   atomic.Int64 // tokens as the budget sees them
 	ignored sync.Map     // agent() option keys warned about
+
+	// The dollar cap's account (spend.go).
+	costMu    sync.Mutex
+	spentUSD  float64 // what the run has cost, earlier executions included
+	heldUSD   float64 // what the calls running now are expected to cost
+	holding   int     // the calls running now
+	capReason string  // why the cap refused a call, once it has
 
 	// Counts are the execution's calls so far.
 	Counts Counts
@@ -171,16 +189,34 @@ func (b budgetView) Remaining() (int64, bool) {
 	return max(0, total-b.Spent()), true
 }
 
+// CheckpointCall is a checkpoint() call as the policy fixed it.
+type CheckpointCall struct {
+	Path, FP string
+	// Prior is the answer of an earlier execution it replays, if any.
+	Prior *Answer
+	// Given is the answer a fork's override gives it instead of asking.
+	Given json.RawMessage
+}
+
 // Checkpoint fixes a checkpoint() call: its path and fingerprint, and the
-// answer of an earlier execution it replays, if any. It fails only when
-// ctx has ended.
-func (x *Execution) Checkpoint(ctx context.Context, sc *Scope, req lang.CheckpointRequest) (path, fp string, prior *Answer, err error) {
-	path = sc.CallPath("checkpoint")
+// answer of an earlier execution it replays, or that an override gives it,
+// if any. It fails only when ctx has ended, or for a given answer the
+// checkpoint does not take.
+func (x *Execution) Checkpoint(ctx context.Context, sc *Scope, req lang.CheckpointRequest) (CheckpointCall, error) {
+	cc := CheckpointCall{Path: sc.CallPath("checkpoint")}
 	if ctx.Err() != nil {
-		return path, "", nil, context.Cause(ctx)
+		return cc, context.Cause(ctx)
 	}
-	fp = CheckpointFingerprint(req)
-	return path, fp, x.ledger.reuse(sc, path, fp, x.epoch), nil
+	cc.FP = CheckpointFingerprint(req)
+	ov := x.override(cc.Path)
+	cc.Prior = overridden(ov, x.ledger.reuse(sc, cc.Path, cc.FP, x.epoch))
+	if cc.Prior == nil && ov != nil && ov.Answer != nil {
+		if err := req.Validate(ov.Answer); err != nil {
+			return cc, fmt.Errorf("the answer given to %s does not answer %q: %w", cc.Path, req.Prompt, err)
+		}
+		cc.Given = ov.Answer
+	}
+	return cc, nil
 }
 
 // Headless is a checkpoint's answer when no human gives one: its declared

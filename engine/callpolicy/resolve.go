@@ -21,26 +21,34 @@ type Settings struct {
 	// IdleTimeout bounds the time an attempt goes without progress; zero
 	// means none.
 	IdleTimeout time.Duration
+	// Route is the route that set any of these, as --route writes it; ""
+	// when none did.
+	Route string
 }
 
-// Resolve fixes what a call runs with. The precedence, highest first: the
-// call's option; for the model, routed, the model the script's meta gives
-// the call's phase (lang.Meta.ModelFor: the Node runtime's routing); the
-// run's option (its model only for calls on the run's own executor, since
-// a model name belongs to one provider); the
+// Resolve fixes what the call at path, in phase, runs with. The
+// precedence, highest first: a route of the run that matches the call (see
+// Route); the call's option; for the model, metaModel, the model the
+// script's meta gives the call's phase (lang.Meta.ModelFor: the Node
+// runtime's routing); the run's option (its model only for calls on the
+// run's own executor, since a model name belongs to one provider); the
 // executor's configuration (project file over user file), which defaults
 // gives for an executor's name; the built-in default. An agentType of
 // Claude Code's read-only kinds (Explore, Plan) counts as the call asking
 // for read-only.
-func Resolve(opts lang.AgentOptions, routed string, run Limits, defaults func(executor string) executors.Defaults) Settings {
-	s := Settings{Executor: cmp.Or(opts.Executor, run.Executor)}
+func Resolve(path, phase string, opts lang.AgentOptions, metaModel string, run Limits, defaults func(executor string) executors.Defaults) Settings {
+	route, routed := RouteFor(run.Routes, path, opts.Label, phase)
+	s := Settings{Executor: cmp.Or(route.Executor, opts.Executor, run.Executor)}
+	if routed {
+		s.Route = route.String()
+	}
 	defs := defaults(s.Executor)
 	runModel := ""
 	if s.Executor == run.Executor {
 		runModel = run.Model
 	}
-	s.Model = cmp.Or(opts.Model, routed, runModel, defs.Model)
-	s.Effort = cmp.Or(opts.Effort, defs.Effort)
+	s.Model = cmp.Or(route.Model, opts.Model, metaModel, runModel, defs.Model)
+	s.Effort = cmp.Or(route.Effort, opts.Effort, defs.Effort)
 	s.Permissions = cmp.Or(executors.Permissions(opts.Permissions), executors.AgentTypePermissions(opts.AgentType),
 		run.Permissions, defs.Permissions, executors.WorkspaceWrite)
 	s.Timeout = cmp.Or(run.AgentTimeout, defs.Timeout)

@@ -8,8 +8,8 @@ import (
 
 // Retries. A transient failure (a 5xx, a cut stream, a timeout) is retried
 // DefaultAgentRetries times unless the run or the call says otherwise. A
-// fault of ours (Infrastructure: our supervisor died, descriptors or
-// processes ran out, a pipe or a spawn failed) is never the agent's: it is
+// fault of ours (Infrastructure: descriptors or processes ran out, a pipe
+// or a spawn failed) is never the agent's: it is
 // retried on its own count, InfrastructureRetries times, without using up
 // the call's retries, and when it persists the run pauses with the reason,
 // so that `resume` runs the call again once it is fixed.

@@ -71,6 +71,9 @@ type Summary struct {
 	// Phases are the phase titles the script's meta declares, in order:
 	// with Phase they tell how far a run has come.
 	Phases []string `json:"phases,omitempty"`
+	// MaxCostUSD is the run's dollar cap, 0 for none: Stats.CostUSD is
+	// what it spent of it.
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 	// Stale marks a summary ListSummaries read from the backup: it is older
 	// than the journal, which the caller should fold instead.
 	Stale bool `json:"-"`

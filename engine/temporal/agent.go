@@ -29,6 +29,11 @@ type agentCall struct {
 	// attempt number.
 	input AgentInput
 	done  lang.Done
+	// batch is the fan-out the call was made in, if any (see lang.Batch),
+	// and waited says the call found the concurrency cap reached: it
+	// waited for a slot, and a cancelled batch ends it before it starts.
+	batch  *lang.Batch
+	waited bool
 }
 
 // errIsolationOnTemporal is the error of an agent() call that asks for a
@@ -39,7 +44,7 @@ var errIsolationOnTemporal = errors.New("agent(): isolation: 'worktree' is not a
 // startAgent has the call policy fix the call (on the script's coroutine,
 // in program order), answers it from an earlier execution when the policy
 // says so, and otherwise queues it for a concurrency slot.
-func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions, batch *lang.Batch, done lang.Done) {
 	pc, err := x.policy.Agent(x.goctx, sc, prompt, opts)
 	if err != nil {
 		done(nil, err)
@@ -56,12 +61,13 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		done(nil, errIsolationOnTemporal)
 		return
 	}
-	c := &agentCall{Call: pc, done: done, input: AgentInput{
+	c := &agentCall{Call: pc, done: done, batch: batch, input: AgentInput{
 		RunID: x.in.RunID, Path: pc.Path, Fingerprint: pc.FP, Prompt: prompt, Label: opts.Label, Phase: pc.Phase,
 		Executor: pc.Executor, Model: pc.Model, Effort: pc.Effort, Permissions: pc.Permissions,
 		AgentType: opts.AgentType, Isolation: opts.Isolation, Schema: opts.Schema, Cwd: x.in.Cwd,
 		TimeoutMs: pc.Timeout.Milliseconds(), IdleTimeoutMs: pc.Bounds().Idle.Milliseconds(), UnreachableMs: pc.Bounds().Unreachable.Milliseconds(),
 	}}
+	c.waited = x.active >= x.in.Options.Concurrency
 	x.queue = append(x.queue, c)
 	x.pump()
 }
@@ -87,13 +93,33 @@ func (x *execution) pump() {
 // any worker may take, so that a retry may land on another worker and
 // every attempt fits its activity's timeout.
 func (x *execution) runLive(wc workflow.Context, c *agentCall) {
+	// A sibling met the agent cap while this call waited for a slot. (A
+	// call that found a slot is under way, as in the Node runtime.)
+	if err := c.batch.Err(); err != nil && c.waited {
+		c.done(nil, err)
+		return
+	}
 	if err := c.Begin(x.goctx); err != nil {
+		if errors.Is(err, callpolicy.ErrCostCap) {
+			// As locally: the run pauses once the calls within the cap
+			// have ended, and this one runs on resume.
+			x.pauseWhenIdle(x.policy.CapReason())
+			_ = workflow.Await(wc, func() bool { return x.goctx.Err() != nil })
+			c.done(nil, context.Cause(x.goctx))
+			return
+		}
 		c.done(nil, err)
 		return
 	}
 	x.running++
-	defer func() { x.running-- }()
-	out := c.RunLive(x.goctx, activities{x: x, wc: wc, c: c})
+	ctl := &callControl{}
+	x.controls[c.Path] = ctl
+	defer func() {
+		x.running--
+		delete(x.controls, c.Path)
+	}()
+	out := c.RunLive(x.goctx, activities{x: x, wc: wc, c: c, ctl: ctl})
+	x.addUsage(out.Usage)
 	switch out.Kind {
 	case callpolicy.Interrupted:
 		// Paused or stopped: the call did not finish and will run again.
@@ -113,9 +139,10 @@ func (x *execution) runLive(wc workflow.Context, c *agentCall) {
 // activities runs a call's attempts as activities, and waits between them
 // on the workflow's timer.
 type activities struct {
-	x  *execution
-	wc workflow.Context
-	c  *agentCall
+	x   *execution
+	wc  workflow.Context
+	c   *agentCall
+	ctl *callControl
 }
 
 func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
@@ -124,25 +151,40 @@ func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.A
 	if a.Prompt != in.Prompt {
 		in.Ask = a.Prompt
 	}
+	wc, end, err := l.ctl.begin(l.wc)
+	if err != nil {
+		return callpolicy.AttemptResult{Err: err} // stopped between attempts
+	}
 	var out AgentOutput
-	err := workflow.ExecuteActivity(l.x.activityOptions(l.wc, l.c, a.N), AgentActivity, in).Get(l.wc, &out)
+	err = workflow.ExecuteActivity(l.x.activityOptions(wc, l.c, a.N), AgentActivity, in).Get(wc, &out)
+	if cause := end(); cause != nil && l.x.goctx.Err() == nil {
+		// The user stopped or restarted the attempt: what it cost on its
+		// worker is not known here.
+		return callpolicy.AttemptResult{Err: cause}
+	}
 	if err == nil {
-		l.x.addUsage(out.Usage)
 		return callpolicy.AttemptResult{Value: out.Value,
 			Result: executors.Result{Usage: out.Usage, Provider: out.Provider, Model: out.Model, History: out.History}}
 	}
 	f, err := agentFailure(err)
-	l.x.addUsage(f.Usage)
 	return callpolicy.AttemptResult{Result: executors.Result{Usage: f.Usage}, Err: err, Took: time.Duration(f.DurMs) * time.Millisecond}
 }
 
 func (l activities) Wait(ctx context.Context, d time.Duration) error {
-	if workflow.Sleep(l.wc, d) != nil {
+	wc, end, err := l.ctl.begin(l.wc)
+	if err != nil {
+		return err
+	}
+	if workflow.Sleep(wc, d) != nil {
+		if cause := end(); cause != nil && ctx.Err() == nil {
+			return cause
+		}
 		if err := context.Cause(ctx); err != nil {
 			return err
 		}
 		return l.x.stopped()
 	}
+	end()
 	return nil
 }
 

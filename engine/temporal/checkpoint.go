@@ -21,16 +21,22 @@ type waitingCheckpoint struct {
 // headless policy when nobody can answer, or else waits for a response
 // (the respond update) until its timeoutMs, if it has one.
 func (x *execution) startCheckpoint(sc *scope, req lang.CheckpointRequest, done lang.Done) {
-	path, fp, prior, err := x.policy.Checkpoint(x.goctx, sc, req)
+	cc, err := x.policy.Checkpoint(x.goctx, sc, req)
 	if err != nil {
 		done(nil, err)
 		return
 	}
-	cp := &Checkpoint{Path: path, Fingerprint: fp, Phase: sc.Phase(), Request: req, AskedAt: x.now().UTC()}
+	path := cc.Path
+	cp := &Checkpoint{Path: path, Fingerprint: cc.FP, Phase: sc.Phase(), Request: req, AskedAt: x.now().UTC()}
 	x.checkpoints = append(x.checkpoints, cp)
-	if prior != nil {
+	if prior := cc.Prior; prior != nil {
 		x.answer(cp, prior.Result, "journal")
 		done(prior.Result, nil)
+		return
+	}
+	if cc.Given != nil {
+		x.answer(cp, cc.Given, "given")
+		done(cc.Given, nil)
 		return
 	}
 	if !x.in.Human {

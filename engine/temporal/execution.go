@@ -45,6 +45,14 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 			x.pauseFor(p.Reason)
 		}
 	})
+	workflow.Go(x.host, func(wc workflow.Context) {
+		actions := workflow.GetSignalChannel(wc, CallSignal)
+		for {
+			var a CallAction
+			actions.Receive(wc, &a)
+			x.control(a)
+		}
+	})
 	// Stop is Temporal's cancellation of the workflow. The script runs under
 	// a disconnected context, so it hears of it here, in workflow code.
 	workflow.Go(ctx, func(wc workflow.Context) {
@@ -108,8 +116,13 @@ type execution struct {
 	// follows.
 	ended *store.Stats
 
-	queue       []*agentCall
-	active      int // agent calls holding a concurrency slot
+	queue  []*agentCall
+	active int // agent calls holding a concurrency slot
+	// capping is set once the dollar cap refused a call: the execution
+	// pauses when the calls running end.
+	capping bool
+	// controls holds the running calls' stop and restart (CallSignal).
+	controls    map[string]*callControl
 	checkpoints []*Checkpoint
 	waiting     map[string]*waitingCheckpoint
 }
@@ -120,7 +133,7 @@ func newExecution(ctx workflow.Context, hosts *lang.Registry, in RunInput) *exec
 	goctx, cancel := context.WithCancelCause(withWorkflow(context.Background(), host))
 	x := &execution{
 		in: in, hosts: hosts, wf: ctx, host: host, calls: calls, cancelCalls: cancelCalls, goctx: goctx, cancel: cancel,
-		waiting: map[string]*waitingCheckpoint{},
+		waiting: map[string]*waitingCheckpoint{}, controls: map[string]*callControl{},
 	}
 	x.state = State{RunID: in.RunID, Name: in.Name, Epoch: in.Epoch, Status: engine.StatusRunning, StartedAt: workflow.Now(ctx)}
 	ledger := callpolicy.NewLedger()
@@ -133,7 +146,10 @@ func newExecution(ctx workflow.Context, hosts *lang.Registry, in RunInput) *exec
 			ledger.Note(r)
 		}
 	}
-	x.policy = callpolicy.NewExecution(in.RunID, in.Epoch, in.Options.CallLimits(), ledger, workflowHost{x})
+	limits := in.Options.CallLimits()
+	limits.Cost = in.Cost
+	x.policy = callpolicy.NewExecution(in.RunID, in.Epoch, limits, ledger, workflowHost{x})
+	x.policy.SetSpentUSD(x.usage.CostUSD)
 	return x
 }
 

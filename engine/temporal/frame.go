@@ -36,8 +36,8 @@ func (f *frame) Scheduler() lang.Scheduler { return coroutines{} }
 func (f *frame) Budget() lang.Budget       { return f.x.policy.Budget() }
 func (f *frame) Cwd() string               { return f.x.in.Cwd }
 
-func (f *frame) Agent(_ context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
-	f.x.startAgent(s.(*scope), prompt, opts, done)
+func (f *frame) Agent(ctx context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	f.x.startAgent(s.(*scope), prompt, opts, lang.BatchOf(ctx), done)
 }
 
 func (f *frame) Checkpoint(_ context.Context, s lang.Scope, req lang.CheckpointRequest, done lang.Done) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/executors"
 )
 
@@ -145,6 +146,20 @@ func (e *execHistory) apply(ev *historypb.HistoryEvent, bySchedule map[int64]*ag
 	return nil
 }
 
+// priced is the attempt's usage with its cost, the CLI's or the table's
+// for the model that answered (else the model asked for).
+func (r *agentRecord) priced(prices *cost.Table) executors.Usage {
+	u := r.usage()
+	if prices == nil || u.CostUSD > 0 {
+		return u
+	}
+	model := prices.ModelOf(r.input.Executor, r.input.Model)
+	if _, _, ok := prices.Lookup(r.output.Model); ok {
+		model = r.output.Model
+	}
+	return prices.Priced(model, u)
+}
+
 // usage is what the attempt cost, whether it answered or not.
 func (r *agentRecord) usage() executors.Usage {
 	if r.status == "done" {
@@ -178,8 +193,9 @@ func (c *Client) readRun(ctx context.Context, runID string) ([]*execHistory, err
 // the call policy to replay from by the same rules as a local run's
 // journal (callpolicy.Ledger): what each execution ran (its script and
 // args, and its children's), then each call it started, each answer, and
-// the checkpoints its state lists.
-func prior(execs []*execHistory) *Prior {
+// the checkpoints its state lists. What the calls cost is priced with
+// prices where their CLI did not say (the dollar cap counts it).
+func prior(execs []*execHistory, prices *cost.Table) *Prior {
 	p := &Prior{}
 	for _, e := range execs {
 		epoch := e.input.Epoch
@@ -197,7 +213,7 @@ func prior(execs []*execHistory) *Prior {
 		// is every attempt's, as a local journal records it.
 		spent := map[string]executors.Usage{}
 		for _, r := range e.calls {
-			p.Usage = p.Usage.Add(r.usage())
+			p.Usage = p.Usage.Add(r.priced(prices))
 			in := r.input
 			spent[in.Path] = spent[in.Path].Add(r.usage())
 			if in.Attempt <= 1 {

@@ -44,6 +44,10 @@ null.boom`, nil},
 		{"ignored option keys warn once", `return [await agent('a', { color: 'red' }), await agent('b', { color: 'blue' })]`, nil},
 		{"headless abort", `return await checkpoint('Go?', { kind: 'confirm' })`, nil},
 		{"branch failure", `return await parallel([() => agent('a'), () => { throw new Error('boom') }])`, nil},
+		{"agent cap in parallel", `try { return await parallel([1,2,3,4,5].map(i => () => agent('x' + i))) } catch (e) { return [e.code, e.message] }`,
+			func(o *engine.Options) { o.MaxAgents = 3 }},
+		{"token budget in pipeline", `try { return await pipeline([1, 2], i => agent('x' + i), a => agent('then ' + a)) } catch (e) { return [e.code, budget.remaining()] }`,
+			func(o *engine.Options) { o.TokenBudget, o.Concurrency = 1, 1 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -21,6 +22,7 @@ const (
 	StateQuery          = "dynworkflow.state"
 	RespondUpdate       = "dynworkflow.respond"
 	PauseSignal         = "dynworkflow.pause"
+	CallSignal          = "dynworkflow.call"
 	DefaultTaskQueue    = index.DefaultTaskQueue
 	DefaultNamespace    = index.DefaultNamespace
 	DefaultHeartbeat    = index.DefaultHeartbeat
@@ -56,6 +58,10 @@ type RunInput struct {
 	Defaults map[string]executors.Defaults `json:"defaults,omitempty"`
 	// Prior holds what earlier executions finished, for replay.
 	Prior *Prior `json:"prior,omitempty"`
+	// Cost prices the calls (the price table of the machine that started
+	// or resumed the run) and says what they are expected to cost, for the
+	// dollar cap; nil prices nothing.
+	Cost *cost.Model `json:"cost,omitempty"`
 	// Ended is, for a stop execution, the state of the execution it
 	// follows, whose figures the run keeps.
 	Ended *State `json:"ended,omitempty"`
@@ -213,6 +219,14 @@ type Checkpoint struct {
 type Response struct {
 	Path   string          `json:"path"`
 	Answer json.RawMessage `json:"answer"`
+}
+
+// CallAction asks an execution to stop or restart one of its running
+// agent calls (see engine.Run.StopCall).
+type CallAction struct {
+	Path string `json:"path"`
+	// Action is "stop" or "restart".
+	Action string `json:"action"`
 }
 
 // Pause asks an execution to pause.

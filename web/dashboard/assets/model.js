@@ -4,6 +4,7 @@
 // events that arrived while a fetch was in flight.
 
 import { comparePaths } from "./format.js";
+import { applySpend } from "./steer.js";
 
 const terminal = new Set(["done", "failed"]);
 const liveHistoryLimit = 200;
@@ -176,6 +177,12 @@ export class RunModel {
       case "limit":
         this.log({ time: at, level: "limit", message: p.message || p.limit }, ch);
         return;
+      case "run.spend":
+        applySpend(this.summary, p);
+        ch.run = true;
+        return;
+      case "call.control":
+        return; // the call's own events follow
       default:
         ch.stale = true;
     }

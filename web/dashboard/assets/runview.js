@@ -4,13 +4,14 @@
 // the result and the script.
 
 import { h, setText, replace } from "./dom.js";
-import { count, cost, duration, pretty, statusClass, time } from "./format.js";
+import { count, duration, pretty, statusClass, time } from "./format.js";
 import { VirtualList } from "./vlist.js";
 import { agentPanel, callStatus } from "./agentpanel.js";
 import { checkpointForm } from "./checkpoints.js";
 import { syncForms, elapsed, phaseProgress } from "./runlist.js";
 import { callDuration, countGroup, failureGroups } from "./model.js";
 import { Timeline } from "./timeline.js";
+import { agentActions, spend } from "./steer.js";
 
 // The parts of a run's detail this view shows in their place; any other
 // (a newer server's) is listed, folded, at the end.
@@ -190,7 +191,7 @@ export class RunView {
       ["Phase", pp.text ? pp.text + (pp.of ? " (" + pp.step + " of " + pp.of + ")" : "") : "—"],
       ["Agents", agentsLine(n, s.status === "running" ? stats.queued || 0 : 0)],
       ["Tokens", count((stats.inputTokens || 0) + (stats.outputTokens || 0)) + (stats.cachedInputTokens ? " (" + count(stats.cachedInputTokens) + " cached)" : "")],
-      ["Cost", cost(stats.costUsd) || "—"],
+      ["Cost", spend(st) || "—"],
       ["Elapsed", elapsed(s) || "—"],
       ["Executor", s.executor || m.detail.options?.executor || "—"],
       ["Started", time(s.startedAt)],
@@ -382,7 +383,8 @@ export class RunView {
     if (this.panelKey === key && this.panel.firstChild && this.panel.firstChild.dataset.path === path) return;
     this.panelKey = key;
     const scroll = this.panel.firstChild && this.panel.firstChild.scrollTop;
-    const panel = agentPanel(c, { onClose: () => this.app.selectCall(null) });
+    const panel = agentPanel(c, { onClose: () => this.app.selectCall(null),
+      actions: agentActions(c, { app: this.app, runId: this.model.id, status: this.model.summary.status }) });
     replace(this.panel, panel);
     if (scroll) panel.scrollTop = scroll;
     for (const [, e] of this.lists) e.list.update(true);
