@@ -87,7 +87,7 @@ func (c *agentCall) runLive() {
 		if errors.Is(err, callpolicy.ErrCostCap) {
 			// The run pauses once the calls within the cap have ended;
 			// this one waits for that and runs on resume.
-			r.pauseWhenIdle(r.policy.CapReason())
+			r.pauseWhenIdle(&pauseCause{reason: r.policy.CapReason()})
 			<-ctx.Done()
 			c.settle(nil, context.Cause(ctx))
 			return
@@ -151,13 +151,19 @@ func (c *agentCall) runLive() {
 		c.settle(nil, out.Err)
 		return
 	case callpolicy.Paused:
-		// Every other call would fail the same way: no more are launched,
-		// and a resume picks up from here, at the reset for a quota.
 		if !out.ResumeAt.IsZero() {
-			r.parkUntil(out.PauseReason, out.ResumeAt)
-		} else {
-			r.pauseFor(out.PauseReason)
+			// Parked until the account's quota resets: no call of it
+			// starts now (each meets the block and parks here too), and
+			// the calls under way finish and are kept, not paid twice;
+			// the run pauses after them.
+			r.pauseWhenIdle(&pauseCause{reason: out.PauseReason, resumeAt: out.ResumeAt})
+			<-ctx.Done()
+			c.settle(nil, context.Cause(ctx))
+			return
 		}
+		// Every other call would fail the same way: no more are launched,
+		// and a resume picks up from here.
+		r.pauseFor(out.PauseReason)
 		c.settle(nil, out.Err)
 		return
 	case callpolicy.GaveUp:

@@ -405,11 +405,6 @@ func (p *pauseCause) Unwrap() error { return ErrPaused }
 // pauseFor pauses the run with a reason the user will see.
 func (r *Run) pauseFor(reason string) { r.cancel(&pauseCause{reason: reason}) }
 
-// parkUntil pauses the run until at, when the quota it waits for resets.
-func (r *Run) parkUntil(reason string, at time.Time) {
-	r.cancel(&pauseCause{reason: reason, resumeAt: at})
-}
-
 // finish journals the end of the execution, writes the snapshot and lets go
 // of the run. The end record decides: the status is what it says only once
 // it is durable. When it cannot be written the run is failed, or paused
