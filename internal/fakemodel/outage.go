@@ -35,3 +35,12 @@ func (s *Server) RateLimit(until time.Time) {
 	s.limitedUntil = until
 	s.mu.Unlock()
 }
+
+// RateLimitFromNext is RateLimit with the reset d after the next request
+// arrives, however long a client takes to start: that request and every
+// one in the next d are refused.
+func (s *Server) RateLimitFromNext(d time.Duration) {
+	s.mu.Lock()
+	s.limitNext = d
+	s.mu.Unlock()
+}

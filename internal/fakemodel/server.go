@@ -63,12 +63,15 @@ type Server struct {
 	// limitedUntil, when in the future, answers every request 429 (see
 	// RateLimit).
 	limitedUntil time.Time
-	forced       Scenario
-	delay        time.Duration
-	sent         executors.Usage
-	cutSent      executors.Usage
-	requests     []Request
-	seq          int
+	// limitNext, when set, starts a limit of that length at the next
+	// request (see RateLimitFromNext).
+	limitNext time.Duration
+	forced    Scenario
+	delay     time.Duration
+	sent      executors.Usage
+	cutSent   executors.Usage
+	requests  []Request
+	seq       int
 	// arrived is closed (and replaced) at each request, to wake waiters.
 	arrived chan struct{}
 }
@@ -227,6 +230,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		sc = s.forced
 	}
 	retryAfter := 2
+	if s.limitNext > 0 {
+		s.limitedUntil, s.limitNext = time.Now().Add(s.limitNext), 0
+	}
 	if wait := time.Until(s.limitedUntil); wait > 0 {
 		sc, delay = Err429, 0
 		retryAfter = int((wait + time.Second - 1) / time.Second)
