@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,4 +109,28 @@ func (p *proc) waitLong() result {
 	}
 	p.e.checkRace(p.res)
 	return p.res
+}
+
+// A run parked for its quota before serve started goes on by itself at
+// the reset once serve runs: serve finds it parked and resumes it then.
+func TestServeResumesAParkedRun(t *testing.T) {
+	e := newEnv(t)
+	script := e.write("one.workflow.js", oneCall)
+	// The provider refuses the first request, saying when it resets.
+	cmd := `limited=sh -c 'if [ ! -e refused ]; then : > refused; echo "{\"error\": {\"class\": \"rate-limited\", \"message\": \"429 Too Many Requests\", \"retry_after_ms\": 3000}}"; exit 0; fi; echo answered'`
+	r := e.dw("run", script, "--json", "--command-executor", cmd, "--executor", "limited")
+	expectCode(t, r, 2)
+	o := parseOutcome(t, r)
+	if !strings.HasPrefix(o.PauseReason, "waiting for quota until ") {
+		t.Fatalf("pause reason %q, want the run parked for its quota", o.PauseReason)
+	}
+	s := e.serve()
+	s.waitRun(o.RunID, "completed")
+	d, err := s.client.Run(context.Background(), o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(d.Result) != `"answered"` {
+		t.Fatalf("result %s, want the answer after the reset", d.Result)
+	}
 }
