@@ -84,6 +84,7 @@ export class RunModel {
       case "run.resumed":
         this.summary.status = "running";
         this.summary.pauseReason = "";
+        this.summary.resumeAt = undefined;
         this.summary.error = "";
         this.summary.endedAt = undefined;
         if (typeof p.epoch === "number") this.epoch = this.summary.epoch = p.epoch;
@@ -93,6 +94,7 @@ export class RunModel {
       case "run.status":
         this.summary.status = p.status;
         this.summary.pauseReason = p.pauseReason || "";
+        this.summary.resumeAt = p.resumeAt;
         this.summary.error = p.error || "";
         if (p.status !== "running") this.summary.endedAt = at;
         ch.run = true;

@@ -115,6 +115,13 @@ export function phaseProgress(r) {
   return { text: r.phase || "", step: 0, of: phases.length };
 }
 
+// statusText is the run's status as its badge says it: a run parked
+// until its executor's quota resets says so.
+export function statusText(r) {
+  if (r.status === "paused" && r.resumeAt) return "waiting for quota";
+  return r.status || "unknown";
+}
+
 function fillRow(row, r, questions) {
   row.href = "#run=" + encodeURIComponent(r.runId);
   const s = r.stats || {};
@@ -122,7 +129,7 @@ function fillRow(row, r, questions) {
   const bar = pp.of ? h("progress", { max: String(pp.of), value: String(pp.step), "aria-label": "phase " + pp.step + " of " + pp.of }) : null;
   const reason = r.status === "paused" && r.pauseReason ? r.pauseReason : r.status === "failed" && r.error ? r.error : "";
   row.replaceChildren(
-    h("span", { class: "c-status" }, h("span", { class: ["badge", statusClass(r.status)] }, r.status || "unknown"),
+    h("span", { class: "c-status" }, h("span", { class: ["badge", statusClass(r.status)] }, statusText(r)),
       reason ? h("span", { class: "reason", title: reason }, reason) : null),
     h("span", { class: "c-name" }, h("b", null, r.name || "(unnamed)"), h("small", null, r.runId)),
     h("span", { class: "c-phase" }, pp.text ? h("span", null, pp.text + (pp.of ? " · " + pp.step + "/" + pp.of : "")) : h("span", { class: "muted" }, "—"), bar),

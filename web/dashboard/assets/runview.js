@@ -8,7 +8,7 @@ import { count, duration, pretty, statusClass, time } from "./format.js";
 import { VirtualList } from "./vlist.js";
 import { agentPanel, callStatus } from "./agentpanel.js";
 import { checkpointForm } from "./checkpoints.js";
-import { syncForms, elapsed, phaseProgress } from "./runlist.js";
+import { syncForms, elapsed, phaseProgress, statusText } from "./runlist.js";
 import { callDuration, countGroup, failureGroups } from "./model.js";
 import { Timeline } from "./timeline.js";
 import { agentActions, spend } from "./steer.js";
@@ -177,7 +177,7 @@ export class RunView {
     document.title = (s.name || s.runId) + " · " + (s.status || "unknown") + " · dynworkflow";
     setText(this.idEl, s.runId);
     this.badge.className = "badge " + statusClass(s.status);
-    setText(this.badge, s.status || "unknown");
+    setText(this.badge, statusText(s));
     setText(this.reason, s.status === "paused" ? s.pauseReason || "" : s.status === "failed" ? s.error || "" : "");
     setText(this.desc, s.description || "");
     this.desc.hidden = !s.description;
