@@ -267,7 +267,7 @@ func (l launcher) launch(ctx context.Context, a callpolicy.Attempt) callpolicy.A
 // for its quota, whichever run on the machine met the limit.
 func (l launcher) QuotaBlocked(executor string) (time.Time, string, bool) {
 	account, ok := l.account(executor)
-	if !ok {
+	if !ok || l.c.run.tryNow.Load() {
 		return time.Time{}, "", false
 	}
 	b, blocked := l.c.run.rt.cfg.Quota.Blocked(account, time.Now())
@@ -276,6 +276,7 @@ func (l launcher) QuotaBlocked(executor string) (time.Time, string, bool) {
 
 // QuotaSpent records the limit a call met for every run on the machine.
 func (l launcher) QuotaSpent(executor string, hint time.Duration, why string) time.Time {
+	l.c.run.tryNow.Store(false)
 	now := time.Now()
 	account, ok := l.account(executor)
 	if !ok {

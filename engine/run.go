@@ -75,6 +75,9 @@ type Run struct {
 	branchNotes map[string]string
 
 	running atomic.Int64
+	// tryNow lets calls start although their account's quota is spent,
+	// until one meets the limit (ResumeRequest.TryNow).
+	tryNow atomic.Bool
 	// activity is each running call's last activity (see activity.go).
 	activity activityBoard
 	// controls holds the agent calls running now, by path, for the user

@@ -259,6 +259,12 @@ type ResumeRequest struct {
 	Args json.RawMessage
 	// Options changes the run's options (raise a budget, say); nil keeps them.
 	Options func(*Options)
+	// TryNow is a user's resume of a run parked for its quota before the
+	// reset: the calls are tried anyway, as many at once as the
+	// concurrency allows, and the run parks again, with a longer wait, if
+	// the provider still refuses. Without it such a run parks again at
+	// once, calling nothing.
+	TryNow bool
 }
 
 // Resume starts a new execution of a run that is not running. Finished
@@ -355,6 +361,7 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, rule, h.ledger, set, jw, lease,
 		h.created, time.Now())
 	r.seq.Store(h.lastSeq)
+	r.tryNow.Store(req.TryNow)
 	r.usage = h.usage
 	r.policy.SetSpentUSD(h.usage.CostUSD)
 	for _, d := range h.damaged {

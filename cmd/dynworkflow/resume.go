@@ -36,8 +36,9 @@ it and returns at once; --attach follows the run to its end.
 
 A run parked for its executor's quota ("waiting for quota until 15:04:05")
 resumes by itself at the reset under dynworkflow serve; here, --wait waits
-for the reset and resumes it then. Resumed before, it parks again at once
-without calling the executor.
+for the reset and resumes it then. Without --wait, a resume before the
+reset tries now: its calls start (as many at once as --concurrency), and it
+parks again, for longer, if the provider still refuses.
 
 A run on Temporal resumes there, as a new execution of its workflow; one
 still running there is followed again with --attach (after the process
@@ -71,7 +72,8 @@ that started it was killed, say).`,
 					return err
 				}
 			}
-			req := engine.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) {
+			// A user who resumes a parked run before its reset means now.
+			req := engine.ResumeRequest{Args: scriptArgs, TryNow: !wait, Options: func(o *engine.Options) {
 				of.apply(cmd, o)
 				if of.yes {
 					o.ConfirmAboveUSD = 0

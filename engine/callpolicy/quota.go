@@ -36,7 +36,7 @@ type Quota interface {
 // quota resets at until: "waiting for quota until 15:04:05: …".
 func QuotaReason(executor string, until time.Time, why string) string {
 	return fmt.Sprintf("waiting for quota until %s: executor %s is rate limited (%s); "+
-		"the run resumes by itself at the reset under dynworkflow serve or dynworkflow resume --wait",
+		"it resumes by itself at the reset under dynworkflow serve, or with dynworkflow resume --wait",
 		until.Local().Format(time.TimeOnly), executor, strings.TrimSuffix(why, "."))
 }
 
