@@ -24,7 +24,10 @@ const (
 	recWorktree = "call.worktree"
 	recLog      = "log"
 	recPhase    = "phase"
-	recEnd      = "end" // the execution ended: status, result, error
+	// recScriptError is a parallel() branch or pipeline() item that threw
+	// and became null (see ScriptError).
+	recScriptError = "script.error"
+	recEnd         = "end" // the execution ended: status, result, error
 )
 
 // record is the union of every journal record; unused fields are omitted.
@@ -52,6 +55,8 @@ type record struct {
 
 	Level   string `json:"level,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Position is where a script error was thrown: file:line:col.
+	Position string `json:"pos,omitempty"`
 
 	End *endInfo `json:"end,omitempty"`
 }
@@ -147,4 +152,7 @@ type endInfo struct {
 	Retried   int             `json:"retried,omitempty"`
 	// ResumeAt is when a run parked by a rate limit may go on.
 	ResumeAt *time.Time `json:"resumeAt,omitempty"`
+	// ScriptErrors counts the branches the execution's script errors made
+	// null.
+	ScriptErrors int `json:"scriptErrors,omitempty"`
 }

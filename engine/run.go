@@ -87,7 +87,12 @@ type Run struct {
 	idle     chan struct{}
 	capOnce  sync.Once
 	failures failureSet
-	kept     atomic.Int64 // worktrees this execution kept
+	// scriptErrors are the branches this execution's script errors made
+	// null.
+	scriptErrors scriptErrorSet
+	kept         atomic.Int64 // worktrees this execution kept
+	// isolationLost is set once a call found that no worktree can be made.
+	isolationLost atomic.Bool
 
 	mu          sync.Mutex
 	usage       executors.Usage // what every execution of this run cost
@@ -181,17 +186,24 @@ type Outcome struct {
 	PauseReason string `json:"pauseReason,omitempty"`
 	// ResumeAt is, for a run parked until its executor's quota resets,
 	// when that is.
-	ResumeAt   *time.Time      `json:"resumeAt,omitempty"`
-	Result     json.RawMessage `json:"result"`
-	Error      string          `json:"error"`
-	Stats      store.Stats     `json:"stats"`
-	Epoch      int             `json:"epoch"`
-	DurationMs int64           `json:"durationMs"`
+	ResumeAt *time.Time      `json:"resumeAt,omitempty"`
+	Result   json.RawMessage `json:"result"`
+	Error    string          `json:"error"`
+	// ErrorCode is the stable code of Error, when it has one
+	// (AGENT_LIMIT_EXCEEDED, SCRIPT_ERROR, ...).
+	ErrorCode  string      `json:"errorCode,omitempty"`
+	Stats      store.Stats `json:"stats"`
+	Epoch      int         `json:"epoch"`
+	DurationMs int64       `json:"durationMs"`
 	// Warnings are what the user must hear about the execution, such as
 	// damaged journal lines whose calls ran again.
 	Warnings []string `json:"warnings,omitempty"`
 	// Failures groups the calls of this execution that failed, by cause.
 	Failures []FailureGroup `json:"failures,omitempty"`
+	// ScriptErrors groups the errors the script threw in parallel()
+	// branches and pipeline() items of this execution, which made them
+	// null; Stats.ScriptErrors counts them.
+	ScriptErrors []ScriptErrorGroup `json:"scriptErrors,omitempty"`
 	// Executor is the run's executor and ExecutorSource who chose it;
 	// SimulatedAnswers is true when the answers are simulated although
 	// nobody asked for the simulated executor.
@@ -220,7 +232,8 @@ func (r *Run) Outcome() Outcome {
 	defer r.mu.Unlock()
 	o := Outcome{
 		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
-		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), Warnings: slices.Clone(r.warnings),
+		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), ScriptErrors: r.scriptErrors.list(),
+		Warnings: slices.Clone(r.warnings),
 		Executor: r.opts.Executor, ExecutorSource: r.opts.ExecutorSource, SimulatedAnswers: r.opts.SimulatedByDefault(),
 		MaxCostUSD: r.opts.MaxCostUSD,
 	}
@@ -229,6 +242,10 @@ func (r *Run) Outcome() Outcome {
 	}
 	if r.err != nil {
 		o.Error = r.err.Error()
+		var ee *Error
+		if errors.As(r.err, &ee) {
+			o.ErrorCode = ee.Code
+		}
 	}
 	if !r.resumeAt.IsZero() {
 		t := r.resumeAt
@@ -293,6 +310,7 @@ func (r *Run) statsLocked() store.Stats {
 		Live:              live,
 		Failed:            failed,
 		Retried:           int(n.Retried.Load()),
+		ScriptErrors:      r.scriptErrors.count(),
 		Running:           running,
 		Queued:            queued,
 		InputTokens:       r.usage.InputTokens,
@@ -369,6 +387,8 @@ func (r *Run) execute() {
 		if errors.As(cause, &p) {
 			reason, resumeAt = p.reason, p.resumeAt
 		}
+	case errors.As(cause, new(*StrictFailure)):
+		status, err = StatusFailed, cause
 	case err != nil:
 		status = StatusFailed
 	}
@@ -419,6 +439,7 @@ func (r *Run) finish(status Status, reason string, resumeAt time.Time, result js
 	end := &endInfo{
 		Status: string(status), PauseReason: reason, Result: result,
 		Replayed: int(n.Replayed.Load()), Live: int(n.Live.Load()), Failed: int(n.Failed.Load()), Retried: int(n.Retried.Load()),
+		ScriptErrors: r.scriptErrors.count(),
 	}
 	if !resumeAt.IsZero() {
 		t := resumeAt.UTC()
@@ -458,7 +479,8 @@ func (r *Run) finish(status Status, reason string, resumeAt time.Time, result js
 	r.lease.Release()
 	r.rt.forget(r)
 	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, ResumeAt: end.ResumeAt, Error: end.Error,
-		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed, Retried: end.Retried})
+		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed, Retried: end.Retried,
+		ScriptErrors: r.scriptErrors.list()})
 }
 
 // fail ends the run because its state can no longer be written.

@@ -107,6 +107,8 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Quota == nil {
 		cfg.Quota = quota.Open(filepath.Join(cfg.Store.Root(), "quota"))
 	}
+	// A schema the script writes out fails when it loads, not at its call.
+	cfg.Hosts.CheckSchemasWith(CheckSchema)
 	if cfg.Prices == nil {
 		cfg.Prices = cost.Builtin()
 	}

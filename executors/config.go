@@ -52,6 +52,10 @@ type Definition struct {
 	TimeoutMs   int64       `json:"timeoutMs,omitempty"`
 	// IdleTimeoutMs is the configured idle timeout; -1 means off.
 	IdleTimeoutMs int64 `json:"idleTimeoutMs,omitempty"`
+	// Settings are an executor's own settings as flags gave them (the
+	// simulated executor's latency, failure rate and seed), so that a
+	// resume keeps them when the flags are not given again.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // Describer is an executor that can say how it is configured.
