@@ -11,8 +11,9 @@ import (
 // that a CLI's next request is refused. Restart brings it back.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	srv := s.http
+	srv, ln := s.http, s.ln
 	s.mu.Unlock()
+	_ = ln.Close() // refused from now on, whether Serve has started or not
 	_ = srv.Close()
 }
 

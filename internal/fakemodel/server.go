@@ -60,6 +60,8 @@ type Server struct {
 
 	mu   sync.Mutex
 	http *http.Server
+	// ln is the listener Stop closes at once, even before Serve took it.
+	ln net.Listener
 	// limitedUntil, when in the future, answers every request 429 (see
 	// RateLimit).
 	limitedUntil time.Time
@@ -101,7 +103,7 @@ func Start(opts Options) (*Server, error) {
 func (s *Server) listen(ln net.Listener) {
 	srv := &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	s.mu.Lock()
-	s.http = srv
+	s.http, s.ln = srv, ln
 	s.mu.Unlock()
 	go func() { _ = srv.Serve(ln) }()
 }
