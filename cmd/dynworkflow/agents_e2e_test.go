@@ -555,7 +555,7 @@ func TestResumeFindsCommandExecutor(t *testing.T) {
 	e := newEnv(t)
 	script := e.write("c.workflow.js", `export const meta = { name: 'c', description: 'a command executor' }
 const a = await agent('first')
-const b = await agent('second [simulate:ratelimit]', { executor: 'simulate' })
+const b = await agent('second [simulate:ratelimit=1ms]', { executor: 'simulate' })
 return [a, b]`)
 	r := e.dw("run", script, "--json", "--command-executor", `fake=sh -c 'echo "answer from fake"'`, "--executor", "fake")
 	expectCode(t, r, 2)
@@ -569,7 +569,7 @@ return [a, b]`)
 		t.Fatalf("the journal does not define the command executor: %+v", d.Executors)
 	}
 	// Resume with the rate-limited call edited out; no --command-executor.
-	edited := e.write("c2.workflow.js", strings.Replace(string(mustRead(t, script)), "second [simulate:ratelimit]", "second", 1))
+	edited := e.write("c2.workflow.js", strings.Replace(string(mustRead(t, script)), "second [simulate:ratelimit=1ms]", "second", 1))
 	r = e.dw("resume", o.RunID, "--json", "--script", edited)
 	expectCode(t, r, 0)
 	if o := parseOutcome(t, r); o.Stats.Replayed != 1 || !strings.Contains(string(o.Result), "answer from fake") {
