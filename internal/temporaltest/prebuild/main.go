@@ -1,17 +1,23 @@
-// Command prebuild builds the Temporal dev server the tests use into its
-// cache, so that CI pays for a cold build once, outside any test timeout.
+// Command prebuild builds the Temporal dev server the Temporal tests use
+// into its cache, outside any test's timeout, and prints its path. A build
+// that another process already runs is waited for. Ctrl-C stops the build
+// and leaves nothing of it behind.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
 )
 
 func main() {
-	bin, err := temporaltest.Binary(context.Background(), os.Stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	bin, err := temporaltest.Binary(ctx, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
