@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/testsize"
 )
 
 // Forty branches of one call each, under a cap of twenty agents: the
@@ -21,10 +23,12 @@ def main(args):
 
 // TestCrashResumeUnderAgentCap: SIGKILL a run whose agent cap falls inside
 // a fan-out, resume it, and nothing that finished runs again and the
-// result is the uninterrupted run's, 20 times in each language. Starlark
+// result is the uninterrupted run's, 20 times in each language at full size
+// (internal/testsize), 6 otherwise (each kill point once). Starlark
 // branches used to start in the order goroutines won a lock, so the cap
 // fell on other branches after the resume.
 func TestCrashResumeUnderAgentCap(t *testing.T) {
+	rounds := testsize.Of(20, 6)
 	// Slow enough that a kill after 1-6 answers comes well before the
 	// 20th, even on a busy machine.
 	flags := []string{"--max-agents", "20", "--concurrency", "1", "--simulate-latency", "20ms..40ms"}
@@ -37,7 +41,7 @@ func TestCrashResumeUnderAgentCap(t *testing.T) {
 			if strings.Count(string(want.Result), "null") != 20 {
 				t.Fatalf("uninterrupted result %s: want 20 branches over the cap as null", want.Result)
 			}
-			for round := range 20 {
+			for round := range rounds {
 				k := e.startAndKill(name, 1+round%6, 20, flags...)
 				r := e.dw("resume", k.id, "--json")
 				expectCode(t, r, 0)

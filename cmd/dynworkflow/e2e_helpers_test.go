@@ -26,11 +26,13 @@ import (
 var binPath string
 
 const (
-	// cmdTimeout bounds one CLI invocation; no invocation in this suite
-	// should take more than a second or two.
-	cmdTimeout = 60 * time.Second
-	// waitTimeout bounds every wait on a condition.
-	waitTimeout = 30 * time.Second
+	// cmdTimeout bounds one CLI invocation. It guards against hangs, not
+	// slowness: no invocation should take more than a second or two on an
+	// idle machine, but a race-enabled binary on a busy one (the rest of
+	// the suite, other work) can take a minute for what takes seconds.
+	cmdTimeout = 5 * time.Minute
+	// waitTimeout bounds every wait on a condition, a hang guard too.
+	waitTimeout = 2 * time.Minute
 	// tick is how often a wait re-checks its condition.
 	tick = 5 * time.Millisecond
 )
