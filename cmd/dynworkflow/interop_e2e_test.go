@@ -287,10 +287,11 @@ func TestInteropWithTheNodeRuntime(t *testing.T) {
 	// sees it owned by a live process and leaves it alone.
 	t.Run("a run of ours executing while the Node runtime lists", func(t *testing.T) {
 		slow := e.write("slow.workflow.js", `export const meta = { name: 'slow', description: 'd' }
-return await agent('[simulate:sleep=1500ms] take a while')
+return await agent('take a while [gate:slow]', { executor: 'gate' })
 `)
+		gates := newGates(t)
 		before := e.journalIDs()
-		p := e.start("run", slow, "--json")
+		p := e.start("run", slow, "--json", gates.flag)
 		id := p.waitNewJournal(before)
 		waitUntil(t, "the slow run's snapshot", func() bool {
 			_, err := os.Stat(filepath.Join(want, "runs", id+".json"))
@@ -301,6 +302,7 @@ return await agent('[simulate:sleep=1500ms] take a while')
 		if !strings.Contains(r.stdout, `"runId": "`+id+`"`) {
 			t.Errorf("node list --json misses the running run:\n%s", r.stdout)
 		}
+		gates.release("slow")
 		if res := p.wait(); res.code != 0 {
 			t.Fatalf("our run failed after the Node runtime listed it:\n%s", res)
 		}

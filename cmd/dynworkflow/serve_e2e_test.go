@@ -90,8 +90,11 @@ const r = await parallel([1, 2, 3].map(i => () => agent('quick ' + i)))
 return { done: r.length }
 `
 
+// slowWorkflow's first four agents answer at once; the other twelve wait
+// at the gate "slow" (see gates; the server needs its flag).
 const slowWorkflow = `export const meta = { name: 'slow', description: 'a slow run' }
-const r = await parallel(Array.from({ length: 16 }, (_, i) => () => agent('slow ' + i + ' [simulate:sleep=250ms]')))
+const r = await parallel(Array.from({ length: 16 }, (_, i) => () =>
+  agent('slow ' + i + (i < 4 ? '' : ' [gate:slow]'), { executor: 'gate' })))
 return r.length
 `
 
@@ -178,7 +181,8 @@ func TestServeOneOwner(t *testing.T) {
 func TestServeKilledMidRun(t *testing.T) {
 	e := newEnv(t)
 	e.write("slow.workflow.js", slowWorkflow)
-	s := e.serve()
+	gates := newGates(t)
+	s := e.serve(gates.flag)
 	r := e.dwOK("run", "slow.workflow.js", "--concurrency", "2")
 	id := strings.TrimSpace(r.stdout)
 	s.waitFinished(e.journalPath(id), 4)
@@ -186,8 +190,9 @@ func TestServeKilledMidRun(t *testing.T) {
 	s.wait()
 	recs, _ := readJournal(t, e.journalPath(id))
 	finished := finishedAgents(recs)
+	gates.release("slow")
 
-	s2 := e.serve()
+	s2 := e.serve(gates.flag)
 	d, err := s2.client.Run(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -208,10 +213,10 @@ func TestServeKilledMidRun(t *testing.T) {
 func TestForwardedCommands(t *testing.T) {
 	e := newEnv(t)
 	e.write("quick.workflow.js", quickWorkflow)
-	e.write("slow.workflow.js", slowWorkflow)
+	e.write("slow.workflow.js", slowWorkflow) // its gate is never released
 	e.write("gate.workflow.js", gateWorkflow)
 	e.write("broken.workflow.js", "export const meta = { name: 'b', description: 'd' }\nreturn agent((\n")
-	s := e.serve()
+	s := e.serve(newGates(t).flag)
 	ctx := context.Background()
 
 	t.Run("run prints the id at once", func(t *testing.T) {
