@@ -235,12 +235,13 @@ return out.length
 // follows it to its end, from another machine's state too.
 func TestTemporalClientKilled(t *testing.T) {
 	e := newTemporalEnv(t)
-	e.startWorker()
-	// The run cannot end before the test lets it: it waits on a checkpoint
-	// after its agents.
+	gates := newGates(t)
+	e.startWorker(gates.flag)
+	// The run cannot end before the test lets it: its agents after the
+	// first five wait at a gate, and it waits on a checkpoint after them.
 	script := e.write("gated.workflow.js", `export const meta = { name: 'gated', description: 'agents, then a question' }
 const items = Array.from({ length: 40 }, (_, i) => i)
-const out = await parallel(items.map(i => () => agent('item ' + i + ' [simulate:sleep=300ms]')))
+const out = await parallel(items.map(i => () => agent('item ' + i + (i < 5 ? '' : ' [gate:rest]'), { executor: 'gate' })))
 const go = await checkpoint('Done?', { kind: 'confirm' })
 return go ? out.length : -1
 `)
@@ -257,6 +258,7 @@ return go ? out.length : -1
 		t.Fatalf("after the client died the run is %q", d.Summary.Status)
 	}
 	n := doneCalls(d)
+	gates.release("rest")
 	waitUntil(t, "the run to go on without its client", func() bool { return doneCalls(e.show(id)) > n })
 	if s := e.listed(id); s.Status != "running" && s.Status != "waiting" {
 		t.Errorf("list shows %+v", s)
