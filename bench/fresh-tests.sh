@@ -52,27 +52,34 @@ unset CI $(compgen -e | grep "^DYNWORKFLOW_" || true)
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+# cpu sets CPU to the CPU seconds (user + system) of every finished child
+# so far, from bash's times (run in this shell, not a subshell): what a
+# command costs, whatever else the machine runs.
+cpu() {
+	times >"$WORK/times"
+	CPU=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); n += p[1] * 60 + p[2] } printf "%.1f", n }' "$WORK/times")
+}
 
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); GOCACHE $(go env GOCACHE)"
 
-t0=$(now)
+t0=$(now) && cpu && c0=$CPU
 go run ./cmd/dynworkflow run examples/pipeline.workflow.js --simulate-latency 5ms..50ms >"$WORK/run.log" 2>&1 || {
 	cat "$WORK/run.log" >&2
 	echo "fresh-tests: the README's first command failed" >&2
 	exit 1
 }
-t1=$(now)
-echo "first command (go run ./cmd/dynworkflow run examples/pipeline.workflow.js ...): $(elapsed "$t0" "$t1") s"
+t1=$(now) && cpu && c1=$CPU
+echo "first command (go run ./cmd/dynworkflow run examples/pipeline.workflow.js ...): $(elapsed "$t0" "$t1") s wall, $(elapsed "$c0" "$c1") s CPU"
 
 go build -o "$WORK/testreport" ./bench/cmd/testreport
-t0=$(now)
+t0=$(now) && cpu && c0=$CPU
 status=0
 go test -race -count=1 -json "$@" >"$WORK/test.json" 2>"$WORK/test.stderr" || status=$?
-t1=$(now)
+t1=$(now) && cpu && c1=$CPU
 
 echo "second command (go test -race ./...), per package, slowest first:"
 "$WORK/testreport" <"$WORK/test.json" | sed 's/^/  /' || true
-echo "second command: $(elapsed "$t0" "$t1") s wall in all, exit status $status"
+echo "second command: $(elapsed "$t0" "$t1") s wall, $(elapsed "$c0" "$c1") s CPU in all (load average now $(cut -d' ' -f1-3 /proc/loadavg)), exit status $status"
 if ((status != 0)); then
 	cat "$WORK/test.stderr" >&2
 	echo "fresh-tests: the test command failed; its output: $WORK/test.json (kept)" >&2

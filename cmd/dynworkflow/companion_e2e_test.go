@@ -112,6 +112,7 @@ func putTemporalRun(t *testing.T, e *env, id, status string) {
 // companion; list shows the local runs and says how many it leaves out;
 // the local run is untouched.
 func TestWithoutCompanion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	leanAlone(t, e, "")
 	script := e.write("one.workflow.js", `export const meta = { name: 'one', description: 'one agent' }
@@ -193,6 +194,7 @@ return await agent('hello')
 // the command is handed over once, and the second build, seeing that it was
 // handed the command, fails instead of handing it back.
 func TestCompanionWithoutTemporal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	script := e.write("one.workflow.js", `export const meta = { name: 'one', description: 'one agent' }
 return await agent('hello')

@@ -24,6 +24,7 @@ return answers.join('|')
 // never an empty journal, a nameless run, or one that cannot be resumed.
 // 200 kills at full size (internal/testsize), 40 otherwise.
 func TestKilledInItsFirstMillisecondsResumesOrNeverAppears(t *testing.T) {
+	t.Parallel()
 	kills, workers := testsize.Of(200, 40), 4
 	want := func() string {
 		e := newEnv(t)
@@ -95,6 +96,7 @@ func TestKilledInItsFirstMillisecondsResumesOrNeverAppears(t *testing.T) {
 // reports how many finished calls ran again per kill. Up to 30 kills at
 // full size (internal/testsize), 10 otherwise.
 func TestCrashFuzzReportsRerunsPerKill(t *testing.T) {
+	t.Parallel()
 	maxKills := testsize.Of(30, 10)
 	e := newEnv(t)
 	witness := filepath.Join(e.dir, "witness")

@@ -105,6 +105,7 @@ return await agent('ship to ' + channel)
 `
 
 func TestServeRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, host := range []string{"0.0.0.0", "192.168.1.10", "example.com"} {
 		r := e.dw("serve", "--host", host)
@@ -119,6 +120,7 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 // one owns the project and the other names it. A stale descriptor is
 // replaced; Ctrl-C removes the descriptor.
 func TestServeOneOwner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for round := range 3 {
 		a, b := e.start("serve"), e.start("serve")
@@ -179,6 +181,7 @@ func TestServeOneOwner(t *testing.T) {
 // TestServeKilledMidRun: SIGKILL of the server in the middle of a run; a
 // new server finds it paused, and resume replays every finished call.
 func TestServeKilledMidRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("slow.workflow.js", slowWorkflow)
 	gates := newGates(t)
@@ -211,6 +214,7 @@ func TestServeKilledMidRun(t *testing.T) {
 // TestForwardedCommands drives a live server from other processes: run,
 // --attach, pause, resume, stop, respond, delete, with local exit codes.
 func TestForwardedCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("quick.workflow.js", quickWorkflow)
 	e.write("slow.workflow.js", slowWorkflow) // its gate is never released
@@ -285,6 +289,7 @@ func TestForwardedCommands(t *testing.T) {
 // a checkpoint; after a restart and a resume the same checkpoint is
 // pending again, and answering it completes the run.
 func TestServeCtrlCAndRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("gate.workflow.js", gateWorkflow)
 	s := e.serve()
@@ -323,6 +328,7 @@ func TestServeCtrlCAndRestart(t *testing.T) {
 // server killed without a chance to remove it is not trusted: the next
 // command runs locally.
 func TestServeHangup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("gate.workflow.js", gateWorkflow)
 	s := e.serve()
