@@ -217,6 +217,7 @@ return await agent('hello')
 // reaches it, exit codes come back, list and show see the run, and the
 // companion on its own (the one-binary install) sees the same.
 func TestHandedToCompanion(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	companionBin, _ := companion()
 	// The agents report whether they inherited the hand-over marker.

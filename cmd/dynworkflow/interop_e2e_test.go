@@ -145,6 +145,7 @@ return { a, b };
 // Both runtimes in one state root, for a project named with '_' and '.':
 // each lists and shows the other's runs, and both use one project directory.
 func TestInteropWithTheNodeRuntime(t *testing.T) {
+	t.Parallel()
 	n := findNodeSeed(t)
 	e := newEnv(t)
 	e.dir = filepath.Join(e.dir, "My_Proj.v2")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
+	"github.com/dynworkflow/dynworkflow/internal/testsize"
 )
 
 // The end-to-end tests of --backend temporal run the real binary against a
@@ -101,14 +104,23 @@ func (e *temporalEnv) startWorker(extra ...string) *worker {
 // TestTemporalExamples runs the four examples in both languages on
 // --backend temporal with two worker processes and the simulate executor,
 // and gets what local runs get: results, agent counts, and in show the
-// same calls with the same prompts and answers.
+// same calls with the same prompts and answers. All eight at full size
+// (internal/testsize); otherwise one in each language, drawn afresh each
+// run (engine/temporal's TestExamples runs all eight in process).
 func TestTemporalExamples(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	e.startWorker()
 	e.startWorker()
 	files, err := filepath.Glob("../../examples/*.workflow.*")
 	if err != nil || len(files) != 8 {
 		t.Fatalf("want the 4 examples in 2 languages, found %v (%v)", files, err)
+	}
+	if !testsize.Full() {
+		rand.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
+		js := slices.IndexFunc(files, func(f string) bool { return strings.HasSuffix(f, ".js") })
+		star := slices.IndexFunc(files, func(f string) bool { return strings.HasSuffix(f, ".star") })
+		files = []string{files[js], files[star]}
 	}
 	for _, f := range files {
 		abs, _ := filepath.Abs(f)
@@ -147,6 +159,7 @@ func callsOf(d detail) string {
 // of them mid-run: the run completes on the other, and no agent that had
 // finished before the kill runs again, as the executor's own log shows.
 func TestTemporalWorkerKilled(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	log := filepath.Join(e.dir, "agents.log")
 	agent := e.write("agent.sh", fmt.Sprintf(`#!/bin/sh
@@ -234,6 +247,7 @@ return out.length
 // goes on in Temporal, show and list see it progress, and resume --attach
 // follows it to its end, from another machine's state too.
 func TestTemporalClientKilled(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	gates := newGates(t)
 	e.startWorker(gates.flag)
@@ -296,6 +310,7 @@ func doneCalls(d detail) int {
 // TestTemporalCheckpointPauseStop answers a checkpoint with respond, pauses
 // and resumes a run, and stops one, all through the CLI.
 func TestTemporalCheckpointPauseStop(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	e.startWorker()
 
@@ -372,6 +387,7 @@ def main(args):
 // TestTemporalRunsInServeAPI shows that the API of `serve` lists a run on
 // Temporal and gives its detail, as it does a local one.
 func TestTemporalRunsInServeAPI(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	e.startWorker()
 	script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 3))
