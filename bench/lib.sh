@@ -66,7 +66,7 @@ json_field() {
 # printed, never asserted) or "-" for none.
 result() {
 	local verdict=-
-	[[ $2 =~ ^[0-9.]+$ ]] || set -- "$1" "?" "$3" "$4" # a figure that could not be read
+	[[ $2 =~ ^-?[0-9.]+$ ]] || set -- "$1" "?" "$3" "$4" # a figure that could not be read
 	case $4 in
 	"<="*) [[ $2 == "?" ]] && verdict="?" || verdict=$(awk -v v="$2" -v g="${4#<=}" 'BEGIN { print (v + 0 <= g + 0) ? "meets" : "MISSES" }') ;;
 	"<"*) [[ $2 == "?" ]] && verdict="?" || verdict=$(awk -v v="$2" -v g="${4#<}" 'BEGIN { print (v + 0 < g + 0) ? "meets" : "MISSES" }') ;;

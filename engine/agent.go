@@ -1,125 +1,68 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
-// agentCall is one agent() call on its way to an answer.
+// agentCall is one agent() call on its way to an answer: the call as the
+// call policy fixed it, and what running it here takes.
 type agentCall struct {
-	run    *Run
-	scope  *scope
-	path   string
-	fp     string
-	prompt string
-	opts   lang.AgentOptions
-	// executor, model, effort, permissions and timeout are what the call
-	// runs with: its own options, else the run's, else the executor's
-	// configuration (see resolve).
-	executor    string
-	model       string
-	effort      string
-	permissions executors.Permissions
-	timeout     time.Duration
-	phase       string
-	schema      *compiledSchema
-	done        lang.Done
+	*callpolicy.Call
+	run  *Run
+	done lang.Done
 	// ctx is what the call runs under (see Run.callContext); release lets
 	// go of it once the call is settled.
 	ctx     context.Context
 	release context.CancelFunc
 	// dir is where the agent works: the project, or the call's worktree.
 	dir string
-}
-
-// resolve fixes what the call runs with. The precedence, highest first: the
-// call's option; the run's option (its --model only for calls on the run's
-// own executor, since a model name belongs to one provider); the
-// executor's configuration (project file over user file); the built-in
-// default. An agentType of Claude Code's read-only kinds (Explore, Plan)
-// counts as the call asking for read-only.
-func (c *agentCall) resolve() {
-	r, o := c.run, c.opts
-	c.executor = cmp.Or(o.Executor, r.opts.Executor)
-	var defs executors.Defaults
-	if e, err := r.executors.Get(c.executor); err == nil {
-		defs = executors.DefaultsOf(e)
-	}
-	runModel := ""
-	if c.executor == r.opts.Executor {
-		runModel = r.opts.Model
-	}
-	c.model = cmp.Or(o.Model, runModel, defs.Model)
-	c.effort = cmp.Or(o.Effort, defs.Effort)
-	c.permissions = cmp.Or(executors.Permissions(o.Permissions), executors.AgentTypePermissions(o.AgentType),
-		r.opts.Permissions, defs.Permissions, executors.WorkspaceWrite)
-	c.timeout = cmp.Or(r.opts.AgentTimeout, defs.Timeout)
-	if o.TimeoutMs != nil {
-		c.timeout = time.Duration(*o.TimeoutMs) * time.Millisecond
-	}
+	// queued is when the call was handed to the scheduler.
+	queued time.Time
+	// batch is the fan-out the call was made in, if any (see lang.Batch),
+	// and waited says the call found the concurrency cap reached: it
+	// waited for a slot, and a cancelled batch ends it before it starts.
+	batch  *lang.Batch
+	waited bool
+	// ctl is how the user stops or restarts the call while it runs.
+	ctl callControl
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
 // thread), answers it from the journal when it already finished, and
-// otherwise runs it live in the background.
-func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
-	for _, key := range opts.Ignored {
-		if _, seen := r.ignoredOptions.LoadOrStore(key, true); !seen {
-			r.logLine(sc, "warn", lang.IgnoredOption(key))
-		}
-	}
-	path := sc.callPath("agent")
-	if ctx.Err() != nil {
-		done(nil, context.Cause(ctx))
-		return
-	}
-	if n := r.agents.Add(1); n > int64(r.opts.MaxAgents) {
-		r.limitHit("agents", fmt.Sprintf("agent call %d is over the cap of %d agents per run", n, r.opts.MaxAgents))
-		done(nil, AgentLimitError(r.opts.MaxAgents))
-		return
-	}
-	schema, err := r.rt.schemas.get(opts.Schema)
+// otherwise queues it for one of the run's workers.
+func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
+	pc, err := r.policy.Agent(ctx, sc, prompt, opts)
 	if err != nil {
-		done(nil, BadSchemaError(err))
+		done(nil, err)
 		return
 	}
-	c := &agentCall{run: r, scope: sc, path: path, prompt: prompt, opts: opts, schema: schema, done: done}
-	c.resolve()
-	c.phase = opts.Phase
-	if c.phase == "" {
-		c.phase = sc.currentPhase()
-	}
-	// The fingerprint takes the call's settings as resolved: a call whose
-	// configured model changed is a different call.
-	resolved := opts
-	resolved.Model, resolved.Effort, resolved.Permissions = c.model, c.effort, string(c.permissions)
-	var canonical []byte
-	if schema != nil {
-		canonical = schema.canonical
-	}
-	c.fp = AgentFingerprint(prompt, c.executor, resolved, canonical)
-
-	if p, ok := r.replay.lookup(sc, path, c.fp, f.mode); ok {
-		if p.worktree != nil {
-			r.noteReplayedWorktree(sc, path, opts.Label, p.worktree)
+	c := &agentCall{Call: pc, run: r, done: done, batch: lang.BatchOf(ctx)}
+	r.enterPhase(sc, opts.Phase)
+	if p := pc.Prior; p != nil {
+		if w, ok := p.Kept.(*Worktree); ok {
+			r.noteReplayedWorktree(sc, c.Path, opts.Label, w)
 		}
-		r.replayed.Add(1)
-		r.spent.Add(p.usage.Total())
-		r.settled.note(c, p.result, executors.Usage{}, nil)
-		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: path, Label: opts.Label, Phase: c.phase, Executor: c.executor}.
-			withPrompt(prompt).withResult(p.result))
-		done(p.result, nil)
+		r.settled.note(c, p.Result, executors.Usage{}, nil)
+		r.rt.bus.Publish(r.id, EventCallReplayed, CallPayload{Path: c.Path, Label: opts.Label, Phase: c.Phase, Executor: c.Executor}.
+			withPrompt(prompt).withResult(p.Result))
+		done(p.Result, nil)
+		return
+	}
+	if pc.Given != nil {
+		r.giveAnswer(c)
 		return
 	}
 	c.ctx, c.release = r.callContext(ctx)
 	r.calls.Add(1)
+	c.queued = time.Now()
 	if !r.sched.submit(c) {
 		c.release()
 		r.calls.Done()
@@ -133,18 +76,28 @@ func (r *Run) startAgent(ctx context.Context, f *frame, sc *scope, prompt string
 func (c *agentCall) runLive() {
 	r := c.run
 	ctx := c.ctx
-	if err := ctx.Err(); err != nil {
-		c.settle(nil, context.Cause(ctx))
+	// A sibling met the agent cap while this call waited for a slot. (A
+	// call that found a slot is under way, as in the Node runtime.)
+	if err := c.batch.Err(); err != nil && c.waited {
+		c.settle(nil, err)
 		return
 	}
-	if err := c.checkBudget(); err != nil {
+	if err := c.Begin(ctx); err != nil {
+		if errors.Is(err, callpolicy.ErrCostCap) {
+			// The run pauses once the calls within the cap have ended;
+			// this one waits for that and runs on resume.
+			r.pauseWhenIdle(r.policy.CapReason())
+			<-ctx.Done()
+			c.settle(nil, context.Cause(ctx))
+			return
+		}
 		c.settle(nil, err)
 		return
 	}
 	started := time.Now()
 	c.dir = r.rt.cfg.Cwd
 	var iso *isolated
-	if c.opts.Isolation == "worktree" {
+	if c.Opts.Isolation == "worktree" && !r.rt.cfg.NoWorktrees {
 		var err error
 		if iso, err = c.isolate(ctx); err != nil {
 			c.isolationFailed(err, started)
@@ -153,9 +106,11 @@ func (c *agentCall) runLive() {
 		c.dir = iso.dir
 	}
 	r.running.Add(1)
-	rec := &record{Type: recStarted, Path: c.path, Kind: "agent", Fingerprint: c.fp, Call: &callInfo{
-		Label: c.opts.Label, Phase: c.phase, Prompt: c.prompt, Executor: c.executor, Model: c.model, Effort: c.effort,
-		Permissions: c.permissions, Schema: c.opts.Schema,
+	r.controls.Store(c.Path, c)
+	defer r.controls.Delete(c.Path)
+	rec := &record{Type: recStarted, Path: c.Path, Kind: "agent", Fingerprint: c.FP, Call: &callInfo{
+		Label: c.Opts.Label, Phase: c.Phase, Prompt: c.Prompt, Executor: c.Executor, Model: c.Model, Effort: c.Effort,
+		Permissions: c.Permissions, Schema: c.Opts.Schema, Route: c.Route,
 	}}
 	if iso != nil {
 		// Durable before the agent runs: recovery commits the edits in a
@@ -163,7 +118,7 @@ func (c *agentCall) runLive() {
 		rec.Worktree = &iso.info
 		if err := r.appendSync(context.WithoutCancel(ctx), rec); err != nil {
 			r.running.Add(-1)
-			r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
+			r.fail(fmt.Errorf("journal call %s: %w", c.Path, err))
 			_ = iso.tree.Remove(context.WithoutCancel(ctx), iso.info.Base, true)
 			c.settle(nil, err)
 			return
@@ -171,44 +126,52 @@ func (c *agentCall) runLive() {
 	} else {
 		r.append(rec)
 	}
-	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
-		Worktree: rec.Worktree}.withPrompt(c.prompt))
+	r.rt.bus.Publish(r.id, EventCallStarted, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Executor: c.Executor,
+		Worktree: rec.Worktree, Model: c.Model, Effort: c.Effort, Permissions: string(c.Permissions), Route: c.Route,
+		QueuedMs: started.Sub(c.queued).Milliseconds()}.withPrompt(c.Prompt))
 
-	out := c.attempt(ctx)
+	out := c.RunLive(ctx, launcher{c})
+	r.addUsage(out.Usage)
 	r.running.Add(-1)
-	r.addUsage(out.usage)
-	r.spent.Add(out.usage.Total())
+	r.poke()
+	r.publishSpend()
 
-	interrupted := ctx.Err() != nil && out.err != nil
 	var wt *Worktree
 	if iso != nil {
 		// Before anything else: the edits go on the branch first.
-		wt = c.settleWorktree(iso, interrupted)
+		wt = c.settleWorktree(iso, out.Kind == callpolicy.Interrupted)
 		c.journalWorktree(iso, wt)
 	}
-	if interrupted {
+	switch out.Kind {
+	case callpolicy.Interrupted:
 		// Paused or stopped: the call did not finish and will run again.
-		c.settle(nil, context.Cause(ctx))
+		c.settle(nil, out.Err)
 		return
-	}
-	if out.err != nil {
+	case callpolicy.Paused:
+		// Every other call would fail the same way: no more are launched,
+		// and a resume picks up from here.
+		r.pauseFor(out.PauseReason)
+		c.settle(nil, out.Err)
+		return
+	case callpolicy.GaveUp:
 		c.fail(out, started, wt)
 		return
 	}
-	done := &record{Type: recFinished, Path: c.path, Kind: "agent", Fingerprint: c.fp, Result: out.value, Usage: &out.usage,
-		Answer: &answerInfo{Source: "live", Provider: out.res.Provider, Model: out.res.Model, Attempts: out.attempts,
-			DurMs: time.Since(started).Milliseconds(), History: out.res.History}}
+	done := &record{Type: recFinished, Path: c.Path, Kind: "agent", Fingerprint: c.FP, Result: out.Value, Usage: &out.Usage,
+		Answer: &answerInfo{Source: "live", Provider: out.Result.Provider, Model: out.Result.Model, Attempts: out.Attempts,
+			DurMs: time.Since(started).Milliseconds(), History: out.Result.History}}
 	r.appendThen(done, func(err error) {
 		if err != nil {
-			r.fail(fmt.Errorf("journal call %s: %w", c.path, err))
+			r.fail(fmt.Errorf("journal call %s: %w", c.Path, err))
 			c.settle(nil, err)
 			return
 		}
-		r.live.Add(1)
-		r.settled.note(c, out.value, out.usage, nil)
-		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Executor: c.executor,
-			Usage: &out.usage, Worktree: wt}.withResult(out.value))
-		c.settle(out.value, nil)
+		r.policy.Counts.Live.Add(1)
+		r.settled.note(c, out.Value, out.Usage, nil)
+		r.rt.bus.Publish(r.id, EventCallFinished, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Executor: c.Executor,
+			Usage: &out.Usage, Worktree: wt, Attempt: out.Attempts, Model: out.Result.Model, Provider: out.Result.Provider,
+			DurationMs: done.Answer.DurMs}.withResult(out.Value))
+		c.settle(out.Value, nil)
 	})
 }
 
@@ -219,177 +182,113 @@ func (c *agentCall) settle(answer json.RawMessage, err error) {
 	c.run.calls.Done()
 }
 
-func (c *agentCall) checkBudget() error {
+// fail journals a call that gave up and settles it as the policy says:
+// null, or a throw.
+func (c *agentCall) fail(out callpolicy.Outcome, started time.Time, wt *Worktree) {
 	r := c.run
-	budget := r.opts.TokenBudget
-	if budget <= 0 {
-		return nil
-	}
-	if spent := r.spent.Load(); spent >= budget {
-		r.limitHit("budget", fmt.Sprintf("%d of %d tokens spent", spent, budget))
-		return BudgetError(spent, budget)
-	}
-	return nil
-}
-
-// fail settles a call that ended without an answer: a schema failure
-// throws in the script; any other failure gives null; a rate limit or an
-// unavailable executor pauses the run, since every other call would fail
-// the same way: no more are launched, and a resume picks up from here.
-func (c *agentCall) fail(out attemptResult, started time.Time, wt *Worktree) {
-	r := c.run
-	class := executors.ClassOf(out.err)
-	switch class {
-	case executors.RateLimited:
-		r.pauseFor("rate limited: " + out.err.Error())
-		c.settle(nil, RateLimitError(out.err.Error()))
-		return
-	case executors.Unavailable:
-		reason := unavailableReason(c.executor, out.err)
-		r.pauseFor(reason)
-		c.settle(nil, newError(CodeExecutorUnavailable, ErrExecutorUnavailable, reason))
-		return
-	}
-	info := &errorInfo{Class: class.String(), Message: out.err.Error()}
+	info := &errorInfo{Class: callpolicy.FailureClass(out.Err), Message: out.Err.Error()}
 	var ee *Error
-	if errors.As(out.err, &ee) {
+	if errors.As(out.Err, &ee) {
 		info.Code = ee.Code
 	}
-	r.noteFailure(c.path, info)
-	r.append(&record{Type: recFailed, Path: c.path, Kind: "agent", Fingerprint: c.fp, Usage: &out.usage, Error: info,
-		Answer: &answerInfo{Source: "live", Attempts: out.attempts, DurMs: time.Since(started).Milliseconds()}})
-	r.failed.Add(1)
-	r.settled.note(c, nil, out.usage, out.err)
-	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.path, Label: c.opts.Label, Phase: c.phase, Error: info.Message, Worktree: wt})
-	if errors.Is(out.err, ErrSchemaInvalid) {
-		c.settle(nil, out.err)
-		return
-	}
-	if c.opts.Required {
-		c.settle(nil, RequiredError(out.err, false))
-		return
-	}
-	c.settle(json.RawMessage("null"), nil)
+	r.noteFailure(c.Path, info)
+	r.append(&record{Type: recFailed, Path: c.Path, Kind: "agent", Fingerprint: c.FP, Usage: &out.Usage, Error: info,
+		Answer: &answerInfo{Source: "live", Attempts: out.Attempts, DurMs: time.Since(started).Milliseconds()}})
+	r.policy.Counts.Failed.Add(1)
+	r.settled.note(c, nil, out.Usage, out.Err)
+	r.rt.bus.Publish(r.id, EventCallFailed, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Error: info.Message,
+		Class: info.Class, Worktree: wt, Executor: c.Executor, Usage: &out.Usage, Attempt: out.Attempts,
+		DurationMs: time.Since(started).Milliseconds()})
+	c.settle(c.ForScript(out))
 }
 
-type attemptResult struct {
-	value    json.RawMessage
-	res      executors.Result
-	usage    executors.Usage
-	attempts int
-	err      error
+// launcher runs a local call's attempts in this process.
+type launcher struct{ c *agentCall }
+
+func (l launcher) Launch(ctx context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
+	actx, end, err := l.c.ctl.begin(ctx)
+	if err != nil {
+		return callpolicy.AttemptResult{Err: err} // stopped between attempts
+	}
+	res := l.launch(actx, a)
+	if cause := end(); ctx.Err() == nil && cause != nil {
+		// The user stopped or restarted this attempt: that, not what the
+		// killed executor said, is why it ended.
+		res.Err = cause
+	}
+	return res
 }
 
-// attempt runs the executor until it gives a valid answer, retrying
-// transient failures with backoff and re-prompting for schema repairs.
-func (c *agentCall) attempt(ctx context.Context) attemptResult {
-	r := c.run
-	var out attemptResult
-	exec, err := r.executors.Get(c.executor)
+func (l launcher) launch(ctx context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
+	c, r := l.c, l.c.run
+	exec, err := r.executors.Get(c.Executor)
 	if err != nil {
 		// Every call on it would fail alike: the run pauses for a fix.
-		out.err = &executors.Error{Class: executors.Unavailable, Message: err.Error(),
-			Fix: "define it with --command-executor NAME=TEMPLATE or in .dynworkflow/executors.json, or name another executor"}
-		return out
+		return callpolicy.AttemptResult{Err: &executors.Error{Class: executors.Unavailable, Message: err.Error(),
+			Fix: "define it with --command-executor NAME=TEMPLATE or in .dynworkflow/executors.json, or name another executor"}}
 	}
-	retries := r.opts.AgentRetries
-	if c.opts.Retries != nil {
-		retries = *c.opts.Retries
+	req := executors.Request{
+		RunID: r.id, Path: c.Path, Prompt: a.Prompt, Model: c.Model, Effort: c.Effort,
+		AgentType: c.Opts.AgentType, Isolation: c.Opts.Isolation, Permissions: c.Permissions, Schema: c.Opts.Schema,
+		Dir: c.dir, Attempt: a.N, Env: r.callEnv(c.Path),
 	}
-	timeout := c.timeout
-	prompt, transient, repairs := c.prompt, 0, 0
 	observe := func(p executors.Progress) {
-		r.rt.bus.Publish(r.id, EventCallProgress, ProgressPayload{Path: c.path, Progress: p})
+		r.rt.bus.Publish(r.id, EventCallProgress, ProgressPayload{Path: c.Path, Progress: p})
 	}
-	for {
-		out.attempts++
-		req := executors.Request{
-			RunID: r.id, Path: c.path, Prompt: prompt, Model: c.model, Effort: c.effort,
-			AgentType: c.opts.AgentType, Isolation: c.opts.Isolation, Permissions: c.permissions, Schema: c.opts.Schema,
-			Dir: c.dir, Attempt: out.attempts,
+	return callpolicy.RunAttempt(ctx, exec, req, c.Timeout, c.Schema, observe)
+}
+
+func (l launcher) Wait(ctx context.Context, d time.Duration) error {
+	wctx, end, err := l.c.ctl.begin(ctx)
+	if err != nil {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		end()
+		return nil
+	case <-wctx.Done():
+		if cause := end(); ctx.Err() == nil && cause != nil {
+			return cause
 		}
-		actx, cancel := ctx, context.CancelFunc(func() {})
-		if timeout > 0 {
-			actx, cancel = context.WithTimeout(ctx, timeout)
-		}
-		res, err := exec.Run(actx, req, observe)
-		timedOut := actx.Err() != nil && ctx.Err() == nil
-		cancel()
-		out.usage = out.usage.Add(res.Usage)
-		out.res = res
-		if err == nil && timedOut {
-			err = context.DeadlineExceeded
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				out.err = err
-				return out
-			}
-			if timedOut {
-				err = &executors.Error{Class: executors.Transient, Message: "agent timed out after " + timeout.String(), Err: err}
-			}
-			if executors.ClassOf(err) == executors.Transient && transient < retries {
-				transient++
-				wait := r.backoff(transient, err)
-				r.append(&record{Type: recRetry, Path: c.path, Error: &errorInfo{Class: "transient", Message: err.Error()}})
-				r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.path, Error: err.Error(), Attempt: out.attempts})
-				select {
-				case <-time.After(wait):
-					continue
-				case <-ctx.Done():
-					out.err = context.Cause(ctx)
-					return out
-				}
-			}
-			out.err = err
-			return out
-		}
-		if c.schema == nil {
-			out.value = appendString(nil, res.Text)
-			return out
-		}
-		answer := res.Text
-		if len(res.Structured) > 0 {
-			answer = string(res.Structured)
-		}
-		value, verr := c.schema.validate(answer)
-		if verr == nil {
-			out.value = value
-			return out
-		}
-		repairs++
-		if repairs >= r.opts.SchemaAttempts {
-			out.err = SchemaError(repairs, verr)
-			return out
-		}
-		r.append(&record{Type: recRetry, Path: c.path, Error: &errorInfo{Class: "schema", Message: verr.Error()}})
-		r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.path, Error: "schema: " + verr.Error(), Attempt: out.attempts})
-		prompt = repairPrompt(c.prompt, verr, c.opts.Schema)
+		return context.Cause(ctx)
 	}
 }
 
-// backoff is how long to wait before retry n: what the executor asked for,
-// else exponential from the run's base, capped at 30 seconds.
-func (r *Run) backoff(n int, err error) time.Duration {
-	var ee *executors.Error
-	if errors.As(err, &ee) && ee.RetryAfter > 0 {
-		return ee.RetryAfter
+func (l launcher) Retrying(rt callpolicy.Retry) {
+	c, r := l.c, l.c.run
+	r.append(&record{Type: recRetry, Path: c.Path, Error: &errorInfo{Class: rt.Class, Message: rt.Err.Error()}})
+	msg := rt.Err.Error()
+	switch rt.Class {
+	case "schema":
+		msg = "schema: " + msg
+	case "restarted":
+		msg = "restarted by the user"
 	}
-	d := r.opts.RetryBackoff << (n - 1)
-	return min(d, 30*time.Second)
+	r.rt.bus.Publish(r.id, EventCallRetry, CallPayload{Path: c.Path, Label: c.Opts.Label, Phase: c.Phase, Error: msg,
+		Attempt: rt.Attempt, Class: rt.Class, WaitMs: rt.Wait.Milliseconds()})
 }
 
-// unavailableReason is the pause reason of an unavailable executor: its
-// name, the cause and the fix.
-func unavailableReason(executor string, err error) string {
-	reason := fmt.Sprintf("executor %s is unavailable: %v", executor, err)
-	if fix := executors.FixOf(err); fix != "" {
-		reason += ". Fix: " + fix
+// runHost is what the call policy asks of a local run.
+type runHost struct{ r *Run }
+
+func (h runHost) Defaults(executor string) executors.Defaults {
+	e, err := h.r.executors.Get(executor)
+	if err != nil {
+		return executors.Defaults{}
 	}
-	return reason
+	return executors.DefaultsOf(e)
 }
 
-func repairPrompt(prompt string, verr error, schema json.RawMessage) string {
-	return prompt + "\n\nYour previous answer did not satisfy the required JSON Schema: " + verr.Error() +
-		"\nAnswer again with only a JSON value that satisfies this schema:\n" + string(schema)
+func (h runHost) Schema(raw json.RawMessage) (callpolicy.Schema, error) {
+	c, err := h.r.rt.schemas.get(raw)
+	if c == nil || err != nil {
+		return nil, err
+	}
+	return &Schema{c}, nil
 }
+
+func (h runHost) LimitHit(limit, msg string)            { h.r.limitHit(limit, msg) }
+func (h runHost) Warn(sc *callpolicy.Scope, msg string) { h.r.logLine(sc, "warn", msg) }

@@ -301,3 +301,41 @@ return await checkpoint('Delete production?', { timeoutMs: 20 })`), "", testOpti
 		t.Fatalf("error %q", aborted.Error)
 	}
 }
+
+// A script that names its phases only in agent() (as the Node runtime's
+// README does) begins each phase with its first call: one phase event and
+// one journaled phase line per title, and the run's current phase follows.
+func TestAgentPhasesBeginPhases(t *testing.T) {
+	h := newHarness(t, simulate.Config{})
+	sub := h.rt.Events().Subscribe(4096, func(e engine.Event) bool { return e.Type == engine.EventPhase })
+	o := h.run(h.write("p.workflow.js", `export const meta = { name: 'p', description: 'phases in agent()', phases: [{ title: 'Scan' }, { title: 'Fix' }] }
+await parallel([1, 2, 3].map(i => () => agent('scan ' + i, { phase: 'Scan' })))
+phase('Fix')
+await agent('fix', { phase: 'Fix' })
+await agent('scan again', { phase: 'Scan' })`), "", testOptions())
+	mustStatus(t, o, engine.StatusCompleted)
+	sub.Close()
+	var titles []string
+	for e := range sub.C {
+		titles = append(titles, e.Payload.(engine.PhasePayload).Title)
+	}
+	if strings.Join(titles, ",") != "Scan,Fix" {
+		t.Errorf("phase events %q, want Scan then Fix once each", titles)
+	}
+	d, err := h.rt.Inspect(o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Summary.Phase != "Fix" {
+		t.Errorf("the run's phase is %q, want Fix, the last phase begun", d.Summary.Phase)
+	}
+	phases := 0
+	for _, l := range d.Logs {
+		if l.Level == "phase" {
+			phases++
+		}
+	}
+	if phases != 2 {
+		t.Errorf("%d phase lines in the log, want 2", phases)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -21,20 +22,30 @@ type Responder interface {
 
 // startCheckpoint answers a checkpoint from the journal, from a responder,
 // or by its headless policy, and journals the answer so a resume replays it.
-func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang.CheckpointRequest, done lang.Done) {
-	path := sc.callPath("checkpoint")
-	if ctx.Err() != nil {
-		done(nil, context.Cause(ctx))
+func (r *Run) startCheckpoint(ctx context.Context, sc *scope, req lang.CheckpointRequest, done lang.Done) {
+	cc, err := r.policy.Checkpoint(ctx, sc, req)
+	if err != nil {
+		done(nil, err)
 		return
 	}
-	fp := CheckpointFingerprint(req)
-	if p, ok := r.replay.lookup(sc, path, fp, f.mode); ok {
-		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: p.result, Source: "journal"})
-		done(p.result, nil)
+	path, fp := cc.Path, cc.FP
+	if prior := cc.Prior; prior != nil {
+		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: prior.Result, Source: "journal",
+			Phase: sc.Phase()})
+		done(prior.Result, nil)
 		return
 	}
+	call := &callInfo{Prompt: req.Prompt, Phase: sc.Phase()}
+	if cc.Given != nil {
+		r.giveCheckpoint(ctx, path, fp, call, cc.Given, done)
+		return
+	}
+	// As for an agent: should its answer's line be lost, this one still
+	// says an earlier answer was asked again, and is not to come back.
+	r.append(&record{Type: recStarted, Path: path, Kind: "checkpoint", Fingerprint: fp, Call: call})
 	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
+	asked := time.Now()
 	go func() {
 		defer r.calls.Done()
 		defer release()
@@ -44,17 +55,36 @@ func (r *Run) startCheckpoint(ctx context.Context, f *frame, sc *scope, req lang
 			return
 		}
 		rec := &record{Type: recFinished, Path: path, Kind: "checkpoint", Fingerprint: fp, Result: answer,
-			Call: &callInfo{Prompt: req.Prompt, Phase: sc.currentPhase()}, Answer: &answerInfo{Source: source}}
+			Call: call, Answer: &answerInfo{Source: source, DurMs: time.Since(asked).Milliseconds()}}
 		// Journaled whatever becomes of ctx: a human gave this answer.
 		if err := r.appendSync(context.Background(), rec); err != nil {
 			r.fail(fmt.Errorf("journal checkpoint %s: %w", path, err))
 			done(nil, err)
 			return
 		}
-		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: answer, Source: source})
+		r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: req.Prompt, Answer: answer, Source: source,
+			Phase: sc.Phase(), WaitedMs: time.Since(asked).Milliseconds()})
 		done(answer, nil)
 	}()
 }
+
+// giveCheckpoint journals the answer a fork gave a checkpoint, as a human's
+// would be, and hands it to the script.
+func (r *Run) giveCheckpoint(ctx context.Context, path, fp string, call *callInfo, answer json.RawMessage, done lang.Done) {
+	rec := &record{Type: recFinished, Path: path, Kind: "checkpoint", Fingerprint: fp, Result: answer,
+		Call: call, Answer: &answerInfo{Source: sourceGiven}}
+	if err := r.appendSync(context.WithoutCancel(ctx), rec); err != nil {
+		r.fail(fmt.Errorf("journal checkpoint %s: %w", path, err))
+		done(nil, err)
+		return
+	}
+	r.rt.bus.Publish(r.id, EventCheckpoint, CheckpointPayload{Path: path, Prompt: call.Prompt, Answer: answer, Source: sourceGiven})
+	done(answer, nil)
+}
+
+// sourceGiven is the source of an answer a fork gave a call (fork
+// --answer) instead of running or asking it.
+const sourceGiven = "given"
 
 func (r *Run) answerCheckpoint(parent context.Context, path string, req lang.CheckpointRequest) (json.RawMessage, string, error) {
 	if resp := r.rt.cfg.Responder; resp != nil {
@@ -84,11 +114,11 @@ func (r *Run) answerCheckpoint(parent context.Context, path string, req lang.Che
 // errCheckpointTimeout ends the wait of a checkpoint with a timeoutMs.
 var errCheckpointTimeout = errors.New("checkpoint timed out")
 
-// headlessAnswer applies the checkpoint's policy when no human answers: its
-// declared default, or abort.
+// headlessAnswer applies the checkpoint's policy when no human answers.
 func (r *Run) headlessAnswer(req lang.CheckpointRequest, source, why string) (json.RawMessage, string, error) {
-	if req.Headless == "default" {
-		return req.Default, source, nil
+	answer, err := callpolicy.Headless(req, why, "under `dynworkflow serve`")
+	if err != nil {
+		return nil, "", err
 	}
-	return nil, "", CheckpointAbortError(req, why, "under `dynworkflow serve`")
+	return answer, source, nil
 }

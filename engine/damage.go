@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -30,16 +31,18 @@ func (d DamagedRecord) String() string {
 }
 
 // describeDamage turns the damaged lines of a scan into records a person
-// can act on. finished tells whether a call path has a good finished
-// record, in which case a damaged one for it cost nothing.
-func describeDamage(damaged []journal.Damage, finished func(path string) bool) []DamagedRecord {
+// can act on. calls tells which call a damaged record belonged to, from the
+// good records around it; answered tells whether a call path still has a
+// good answer, in which case a damaged one for it cost nothing.
+func describeDamage(damaged []journal.Damage, calls *callIndex, answered func(path string) bool) []DamagedRecord {
 	out := make([]DamagedRecord, 0, len(damaged))
 	for _, d := range damaged {
-		typ, path := guessRecord(d.Head)
+		typ, path, fp := guessRecord(d.Head)
+		path = calls.resolve(path, fp)
 		rec := DamagedRecord{Line: d.Line, Offset: d.Offset, Reason: d.Reason, Type: typ, Path: path}
 		switch typ {
 		case recFinished:
-			if path != "" && finished(path) {
+			if path != "" && answered(path) {
 				rec.Effect = fmt.Sprintf("it seems to be an answer of call %s, which has another good answer", path)
 			} else if path != "" {
 				rec.Effect = fmt.Sprintf("it seems to be the answer of call %s: that answer is not trusted, and the call runs again on resume", path)
@@ -81,9 +84,9 @@ var recordMarkers = []struct{ marker, typ string }{
 	{`"call":{`, recStarted},
 }
 
-// guessRecord reads the type and call path of a damaged record, as far as
-// its bytes still tell.
-func guessRecord(head []byte) (typ, path string) {
+// guessRecord reads the type, call path and fingerprint of a damaged
+// record, as far as its bytes still tell.
+func guessRecord(head []byte) (typ, path, fp string) {
 	typ = stringField(head, "type")
 	switch typ {
 	case recRun, recResume, recScript, recStarted, recFinished, recFailed, recRetry, recWorktree, recLog, recPhase, recEnd:
@@ -96,7 +99,69 @@ func guessRecord(head []byte) (typ, path string) {
 			}
 		}
 	}
-	return typ, stringField(head, "path")
+	return typ, stringField(head, "path"), stringField(head, "fp")
+}
+
+// callIndex is what the good records of a journal say of its calls, to
+// tell which call a damaged record belonged to: a damaged byte may be in
+// its path, and a path read from it may name another call.
+type callIndex struct {
+	paths map[string]bool     // every call path of a good record
+	byFP  map[string][]string // the paths of each fingerprint
+	pairs map[string]bool     // path + "\x00" + fp
+	// open holds the paths whose latest good record is a start: a call
+	// that began and has no good end, such as one whose answer's line is
+	// damaged.
+	open map[string]string // path -> fp
+}
+
+func newCallIndex() *callIndex {
+	return &callIndex{paths: map[string]bool{}, byFP: map[string][]string{}, pairs: map[string]bool{}, open: map[string]string{}}
+}
+
+// note records a good record; only those of calls count.
+func (ix *callIndex) note(typ, path, fp string) {
+	if path == "" || typ != recStarted && typ != recFinished && typ != recFailed {
+		return
+	}
+	ix.paths[path] = true
+	if k := path + "\x00" + fp; fp != "" && !ix.pairs[k] {
+		ix.pairs[k] = true
+		ix.byFP[fp] = append(ix.byFP[fp], path)
+	}
+	switch typ {
+	case recStarted:
+		ix.open[path] = fp
+	case recFinished, recFailed:
+		delete(ix.open, path)
+	}
+}
+
+// resolve names the call of a damaged record that read as path and fp:
+// the one call of that fingerprint left without an end, if there is one
+// (its end is what was damaged); else the path when the journal knows it
+// with that fingerprint, or the one path of the fingerprint, or the path
+// if the journal knows it at all; else "".
+func (ix *callIndex) resolve(path, fp string) string {
+	var open []string
+	for _, p := range ix.byFP[fp] {
+		if f, ok := ix.open[p]; ok && f == fp {
+			open = append(open, p)
+		}
+	}
+	switch {
+	case slices.Contains(open, path):
+		return path
+	case len(open) == 1:
+		return open[0]
+	case ix.pairs[path+"\x00"+fp]:
+		return path
+	case len(ix.byFP[fp]) == 1:
+		return ix.byFP[fp][0]
+	case ix.paths[path]:
+		return path
+	}
+	return ""
 }
 
 // stringField finds "key":"value" in damaged bytes and returns value when

@@ -42,6 +42,7 @@ func appendRecord(b []byte, rec *record) []byte {
 		w.strOmit("effort", c.Effort)
 		w.strOmit("permissions", string(c.Permissions))
 		w.rawOmit("schema", c.Schema)
+		w.strOmit("route", c.Route)
 		w.close()
 	}
 	w.rawOmit("result", rec.Result)

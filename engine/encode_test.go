@@ -19,7 +19,7 @@ func TestRecordEncoding(t *testing.T) {
 			Executors: []executors.Definition{{Name: "fake", Kind: "command", Command: []string{"echo", "{prompt}"}, EnvNames: []string{"KEY"}}}}},
 		{Seq: 2, Type: recStarted, Time: 5, Epoch: 3, Path: "/par.0/1/agent.0", Kind: "agent", Fingerprint: "abc",
 			Call: &callInfo{Label: "l", Phase: "p", Prompt: "quote \" backslash \\ newline \n tab \t bell \a nul \x00 é 😀 \u2028", Executor: "simulate", Model: "m",
-				Effort: "high", Permissions: executors.ReadOnly, Schema: json.RawMessage(`{"type":"object"}`)}},
+				Effort: "high", Permissions: executors.ReadOnly, Schema: json.RawMessage(`{"type":"object"}`), Route: "scan *=haiku"}},
 		{Seq: 3, Type: recFinished, Time: 6, Path: "/agent.0", Kind: "agent", Fingerprint: "f", Result: json.RawMessage(`"text"`), Usage: usage,
 			Answer: &answerInfo{Source: "live", Provider: "p", Model: "m", Attempts: 2, DurMs: 40,
 				History: []executors.HistoryItem{{Kind: "message", Role: "user", Text: "hi"}, {Kind: "tool_call", Name: "bash", Text: "ls", IsError: true}}}},

@@ -1,61 +1,62 @@
 package engine
 
-import "errors"
+import (
+	"errors"
 
-// Errors a caller can test with errors.Is.
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+)
+
+// Errors a caller can test with errors.Is. Those of calls are the call
+// policy's (engine/callpolicy), whichever backend ran the call.
 var (
-	ErrPaused          = errors.New("run paused")
-	ErrStopped         = errors.New("run stopped")
-	ErrAgentLimit      = errors.New("agent limit reached")
-	ErrItemLimit       = errors.New("item limit exceeded")
-	ErrBudgetExhausted = errors.New("token budget exhausted")
-	ErrSchemaInvalid   = errors.New("answer does not satisfy the schema")
-	ErrCheckpointAbort = errors.New("checkpoint aborted the run")
-	ErrNesting         = errors.New("workflow() nests only one level")
-	ErrNotFound        = errors.New("no such run")
-	ErrNotResumable    = errors.New("run cannot be resumed")
-	ErrNotRunning      = errors.New("run is not running in this process")
-	ErrRunning         = errors.New("run is running")
-	ErrRateLimited     = errors.New("rate limited")
-	ErrRequiredFailed  = errors.New("a required agent call failed")
-	// ErrExecutorUnavailable is a call stopped because its executor
-	// cannot serve any call (missing binary, no login, unknown model).
-	ErrExecutorUnavailable = errors.New("executor unavailable")
+	ErrPaused              = callpolicy.ErrPaused
+	ErrStopped             = callpolicy.ErrStopped
+	ErrAgentLimit          = callpolicy.ErrAgentLimit
+	ErrItemLimit           = callpolicy.ErrItemLimit
+	ErrBudgetExhausted     = callpolicy.ErrBudgetExhausted
+	ErrSchemaInvalid       = callpolicy.ErrSchemaInvalid
+	ErrCheckpointAbort     = callpolicy.ErrCheckpointAbort
+	ErrNesting             = callpolicy.ErrNesting
+	ErrRateLimited         = callpolicy.ErrRateLimited
+	ErrRequiredFailed      = callpolicy.ErrRequiredFailed
+	ErrExecutorUnavailable = callpolicy.ErrExecutorUnavailable
+	ErrInfrastructure      = callpolicy.ErrInfrastructure
+	ErrCostCap             = callpolicy.ErrCostCap
+	ErrCallStopped         = callpolicy.ErrCallStopped
+	// ErrCostNotConfirmed is a run whose forecast passed --confirm-above
+	// and that nobody agreed to start.
+	ErrCostNotConfirmed = errors.New("the run's forecast cost was not confirmed")
+
+	ErrNotFound     = errors.New("no such run")
+	ErrNotResumable = errors.New("run cannot be resumed")
+	ErrNotRunning   = errors.New("run is not running in this process")
+	// ErrCallNotRunning is a stop or restart of a call that is not
+	// running.
+	ErrCallNotRunning = errors.New("call is not running")
+	ErrRunning        = errors.New("run is running")
 )
 
 // The codes scripts see as error.code, and runs record with their error:
-// the Node runtime's (its WorkflowErrorCode), so that scripts written for
-// it branch the same way here.
+// see callpolicy.
 const (
-	CodeAgentLimit    = "AGENT_LIMIT_EXCEEDED"
-	CodeBudget        = "TOKEN_BUDGET_EXHAUSTED"
-	CodeSchema        = "SCHEMA_NONCOMPLIANCE"
-	CodeUsageLimit    = "PROVIDER_USAGE_LIMIT"
-	CodeAborted       = "WORKFLOW_ABORTED"
-	CodeScriptInvalid = "SCRIPT_VALIDATION_ERROR"
-	CodeAgentFailed   = "AGENT_EXECUTION_ERROR"
-	CodeAgentTimeout  = "AGENT_TIMEOUT"
-	// CodeExecutorUnavailable is the Node runtime's code for an executor
-	// it cannot run (there, a missing Pi SDK).
-	CodeExecutorUnavailable = "EXECUTOR_UNAVAILABLE"
-	// CodeItemLimit is ours: the Node runtime has no cap on items.
-	CodeItemLimit = "ITEM_LIMIT_EXCEEDED"
+	CodeAgentLimit          = callpolicy.CodeAgentLimit
+	CodeBudget              = callpolicy.CodeBudget
+	CodeSchema              = callpolicy.CodeSchema
+	CodeUsageLimit          = callpolicy.CodeUsageLimit
+	CodeAborted             = callpolicy.CodeAborted
+	CodeScriptInvalid       = callpolicy.CodeScriptInvalid
+	CodeAgentFailed         = callpolicy.CodeAgentFailed
+	CodeAgentTimeout        = callpolicy.CodeAgentTimeout
+	CodeExecutorUnavailable = callpolicy.CodeExecutorUnavailable
+	CodeItemLimit           = callpolicy.CodeItemLimit
+	CodeInfrastructure      = callpolicy.CodeInfrastructure
+	CodeCostCap             = callpolicy.CodeCostCap
+	CodeCallStopped         = callpolicy.CodeCallStopped
+	CodeCostNotConfirmed    = "COST_NOT_CONFIRMED"
 )
 
 // Error is an engine error a script can see, with a stable code.
-type Error struct {
-	Code    string
-	Message string
-	Err     error
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Unwrap lets errors.Is match the sentinel.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ErrorCode is the stable code scripts see as error.code.
-func (e *Error) ErrorCode() string { return e.Code }
+type Error = callpolicy.Error
 
 func newError(code string, sentinel error, msg string) *Error {
 	return &Error{Code: code, Message: msg, Err: sentinel}

@@ -22,20 +22,23 @@ type Event struct {
 
 // Event types.
 const (
-	EventRunStarted      = "run.started"
-	EventRunResumed      = "run.resumed"
-	EventRunStatus       = "run.status"
-	EventCallStarted     = "call.started"
-	EventCallFinished    = "call.finished"
-	EventCallReplayed    = "call.replayed"
-	EventCallFailed      = "call.failed"
-	EventCallRetry       = "call.retry"
-	EventCallProgress    = "call.progress"
-	EventPhase           = "phase"
-	EventLog             = "log"
-	EventLimit           = "limit"
-	EventCheckpoint      = "checkpoint.answered"
-	EventBranchFailed    = "branch.failed"
+	EventRunStarted   = "run.started"
+	EventRunResumed   = "run.resumed"
+	EventRunStatus    = "run.status"
+	EventCallStarted  = "call.started"
+	EventCallFinished = "call.finished"
+	EventCallReplayed = "call.replayed"
+	EventCallFailed   = "call.failed"
+	EventCallRetry    = "call.retry"
+	EventCallProgress = "call.progress"
+	EventPhase        = "phase"
+	EventLog          = "log"
+	EventLimit        = "limit"
+	EventCheckpoint   = "checkpoint.answered"
+	EventBranchFailed = "branch.failed"
+	// EventRunSpend comes after every live call: what the run has spent,
+	// what its running calls are expected to cost, and its cap.
+	EventRunSpend        = "run.spend"
 	EventSubscriberReset = "reset"
 )
 
@@ -177,6 +180,10 @@ type StartedPayload struct {
 	Epoch   int    `json:"epoch,omitempty"`
 	OldHash string `json:"oldHash,omitempty"`
 	NewHash string `json:"newHash,omitempty"`
+	// Trace is the execution's trace when tracing is on, and Links the
+	// traces of the earlier executions that were traced, oldest first.
+	Trace *TraceContext  `json:"trace,omitempty"`
+	Links []TraceContext `json:"links,omitempty"`
 }
 
 // StatusPayload comes with run.status: how an execution ended, and how
@@ -189,6 +196,7 @@ type StatusPayload struct {
 	Replayed    int    `json:"replayed"`
 	Live        int    `json:"live"`
 	Failed      int    `json:"failed"`
+	Retried     int    `json:"retried,omitempty"`
 }
 
 // CallPayload comes with the call.* events. call.started carries the
@@ -211,9 +219,29 @@ type CallPayload struct {
 	Usage     *executors.Usage `json:"usage,omitempty"`
 	Error     string           `json:"error,omitempty"`
 	Attempt   int              `json:"attempt,omitempty"`
+	// Class is why a call is retried (call.retry: transient,
+	// infrastructure, schema) or failed (call.failed: terminal, or
+	// transient once its retries ran out), and WaitMs how long a retry
+	// waits before its next attempt.
+	Class  string `json:"class,omitempty"`
+	WaitMs int64  `json:"waitMs,omitempty"`
 	// Worktree is an isolated call's worktree: where it runs (call.started)
 	// and what became of it (call.finished, call.failed).
 	Worktree *Worktree `json:"worktree,omitempty"`
+	// Model, Effort and Permissions are what the call runs with
+	// (call.started), and Route the route that chose them, if one did; on
+	// call.finished, Model is the model that answered and Provider its
+	// provider, when the executor says.
+	Model       string `json:"model,omitempty"`
+	Route       string `json:"route,omitempty"`
+	Effort      string `json:"effort,omitempty"`
+	Permissions string `json:"permissions,omitempty"`
+	Provider    string `json:"provider,omitempty"`
+	// QueuedMs is how long the call waited for a free worker
+	// (call.started); DurationMs how long it ran, retries included
+	// (call.finished, call.failed).
+	QueuedMs   int64 `json:"queuedMs,omitempty"`
+	DurationMs int64 `json:"durationMs,omitempty"`
 }
 
 // eventTextMax bounds the prompt and the result one event carries: the
@@ -258,6 +286,19 @@ func cutText(s string, n int) string {
 	return s[:n]
 }
 
+// SpendPayload comes with run.spend.
+type SpendPayload struct {
+	// CostUSD is what every execution of the run has cost so far.
+	CostUSD float64 `json:"costUsd"`
+	// ExpectedUSD is what the calls running now are expected to cost
+	// (only under a cap, which is when it is estimated).
+	ExpectedUSD float64 `json:"expectedUsd,omitempty"`
+	// MaxCostUSD is the run's dollar cap; 0 for none.
+	MaxCostUSD   float64 `json:"maxCostUsd,omitempty"`
+	InputTokens  int64   `json:"inputTokens"`
+	OutputTokens int64   `json:"outputTokens"`
+}
+
 // ProgressPayload is live output of a running call.
 type ProgressPayload struct {
 	Path     string             `json:"path"`
@@ -270,6 +311,10 @@ type CheckpointPayload struct {
 	Prompt string          `json:"prompt"`
 	Answer json.RawMessage `json:"answer"`
 	Source string          `json:"source"`
+	// Phase is the phase the checkpoint was asked in, and WaitedMs how
+	// long it waited for its answer (none when replayed).
+	Phase    string `json:"phase,omitempty"`
+	WaitedMs int64  `json:"waitedMs,omitempty"`
 }
 
 // PhasePayload comes with phase.

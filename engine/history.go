@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/journal"
 	"github.com/dynworkflow/dynworkflow/executors"
 )
@@ -23,10 +24,11 @@ type history struct {
 	options    Options
 	// executors are the latest journaled executor definitions.
 	executors []executors.Definition
-	children  map[string]*scriptRecord // by frame path
-	replay    *replayIndex
-	lastSeq   int64
-	end       *endInfo
+	// ledger is what every execution did with the run's calls: what a
+	// resume may replay (see callpolicy.Ledger).
+	ledger  *callpolicy.Ledger
+	lastSeq int64
+	end     *endInfo
 	// usage is what every live attempt of every execution cost.
 	usage executors.Usage
 	// report is what the scan found besides good records: a torn tail it
@@ -37,6 +39,9 @@ type history struct {
 	// worktrees is what the journal says of each isolated call's worktree,
 	// by directory.
 	worktrees map[string]*worktreeTrail
+	// traces are the traces of the executions that were traced, oldest
+	// first, for a new execution's trace to link to.
+	traces []TraceContext
 }
 
 // foldRecord is the part of a record a resume needs. Prompts, transcripts
@@ -63,12 +68,12 @@ type foldRecord struct {
 
 // loadHistory reads and folds the journal at path, repairing a torn tail.
 func loadHistory(path string) (*history, error) {
-	h := &history{children: map[string]*scriptRecord{}, replay: newReplayIndex(), worktrees: map[string]*worktreeTrail{}}
+	h := &history{ledger: callpolicy.NewLedger(), worktrees: map[string]*worktreeTrail{}}
 	// settledBy is the settled worktree of each call path's latest
 	// execution, for its call.finished record to take.
 	settledBy := map[string]*Worktree{}
 	sawRun := false
-	finished := map[string]bool{}
+	calls := newCallIndex()
 	report, err := journal.Scan(path, func(b []byte) error {
 		var r foldRecord
 		if err := json.Unmarshal(b, &r); err != nil {
@@ -77,6 +82,7 @@ func loadHistory(path string) (*history, error) {
 		if r.Seq > h.lastSeq {
 			h.lastSeq = r.Seq
 		}
+		calls.note(r.Type, r.Path, r.Fingerprint)
 		switch r.Type {
 		case recRun:
 			if r.Run == nil {
@@ -88,6 +94,10 @@ func loadHistory(path string) (*history, error) {
 			h.scriptPath, h.scriptHash, h.scriptText = r.Run.ScriptPath, r.Run.ScriptHash, r.Run.ScriptText
 			h.args, h.options = r.Run.Args, r.Run.Options
 			h.executors = r.Run.Executors
+			h.ledger.Ran(callpolicy.Run{Epoch: 0, Identity: callpolicy.IdentityOf(h.scriptHash, h.args)})
+			if r.Run.Trace != nil {
+				h.traces = append(h.traces, *r.Run.Trace)
+			}
 		case recResume:
 			if r.Resume == nil {
 				return errors.New("a resume record without its header")
@@ -103,12 +113,16 @@ func loadHistory(path string) (*history, error) {
 			h.args, h.options = r.Resume.Args, r.Resume.Options
 			h.executors = mergeDefinitions(h.executors, r.Resume.Executors)
 			h.end = nil
+			h.ledger.Ran(callpolicy.Run{Epoch: r.Epoch, Identity: callpolicy.IdentityOf(h.scriptHash, h.args)})
+			if r.Resume.Trace != nil {
+				h.traces = append(h.traces, *r.Resume.Trace)
+			}
 		case recScript:
-			if r.Script != nil {
-				h.children[r.Script.Frame] = r.Script
+			if s := r.Script; s != nil {
+				h.ledger.Ran(callpolicy.Run{Frame: s.Frame, Epoch: r.Epoch, Identity: callpolicy.IdentityOf(s.Hash, s.Args)})
 			}
 		case recStarted:
-			h.replay.addStarted(r.Path, r.Fingerprint)
+			h.ledger.Note(callpolicy.Record{Epoch: r.Epoch, Path: r.Path, FP: r.Fingerprint, Kind: callpolicy.Started})
 			delete(settledBy, r.Path)
 			if w := r.Worktree; w != nil {
 				h.worktrees[w.Dir] = &worktreeTrail{path: r.Path, fp: r.Fingerprint, started: w}
@@ -131,18 +145,16 @@ func loadHistory(path string) (*history, error) {
 					h.usage = h.usage.Add(u)
 				}
 			}
-			h.replay.addFinished(r.Path, r.Fingerprint, r.Result, u)
-			finished[r.Path] = true
+			a := h.ledger.Note(callpolicy.Record{Epoch: r.Epoch, Path: r.Path, FP: r.Fingerprint, Kind: callpolicy.Finished,
+				Result: r.Result, Usage: u})
 			if w := settledBy[r.Path]; w != nil && w.Status == worktreeKept && !w.Interrupted {
-				h.replay.setWorktree(r.Path, r.Fingerprint, w)
-			} else {
-				h.replay.setWorktree(r.Path, r.Fingerprint, nil)
+				a.Kept = w
 			}
 		case recFailed:
 			if r.Usage != nil {
 				h.usage = h.usage.Add(*r.Usage)
 			}
-			h.replay.forgetFinished(r.Path, r.Fingerprint)
+			h.ledger.Note(callpolicy.Record{Epoch: r.Epoch, Path: r.Path, FP: r.Fingerprint, Kind: callpolicy.Failed})
 		case recEnd:
 			h.end = r.End
 		}
@@ -152,7 +164,7 @@ func loadHistory(path string) (*history, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.damaged = describeDamage(report.Damaged, func(p string) bool { return finished[p] })
+	h.damaged = describeDamage(report.Damaged, calls, h.ledger.HasAnswer)
 	if !sawRun {
 		for _, d := range h.damaged {
 			if d.Type == recRun || d.Line == 1 {

@@ -33,6 +33,8 @@ type Detail struct {
 	// SimulatedAnswers is true when the run's answers are simulated
 	// although nobody asked for the simulated executor.
 	SimulatedAnswers bool `json:"simulatedAnswers,omitempty"`
+	// Fork is, for a forked run, the run and call it was forked from.
+	Fork *ForkInfo `json:"fork,omitempty"`
 	// Worktrees are the worktrees the run's isolated calls kept, the
 	// partial edits of interrupted calls included, in journal order.
 	Worktrees []KeptWorktree `json:"worktrees,omitempty"`
@@ -67,17 +69,22 @@ type CallDetail struct {
 	Model    string `json:"model,omitempty"`
 	Effort   string `json:"effort,omitempty"`
 	// Permissions is the policy the call ran under.
-	Permissions executors.Permissions   `json:"permissions,omitempty"`
-	Result      json.RawMessage         `json:"result,omitempty"`
-	Usage       *executors.Usage        `json:"usage,omitempty"`
-	Error       string                  `json:"error,omitempty"`
-	Source      string                  `json:"source,omitempty"`
-	Provider    string                  `json:"provider,omitempty"`
-	Attempts    int                     `json:"attempts,omitempty"`
-	DurMs       int64                   `json:"durMs,omitempty"`
-	History     []executors.HistoryItem `json:"history,omitempty"`
-	StartedAt   time.Time               `json:"startedAt,omitzero"`
-	EndedAt     time.Time               `json:"endedAt,omitzero"`
+	Permissions executors.Permissions `json:"permissions,omitempty"`
+	// Route is the route that set the call's model, as --route writes it.
+	Route     string                  `json:"route,omitempty"`
+	Result    json.RawMessage         `json:"result,omitempty"`
+	Usage     *executors.Usage        `json:"usage,omitempty"`
+	Error     string                  `json:"error,omitempty"`
+	Source    string                  `json:"source,omitempty"`
+	Provider  string                  `json:"provider,omitempty"`
+	Attempts  int                     `json:"attempts,omitempty"`
+	DurMs     int64                   `json:"durMs,omitempty"`
+	History   []executors.HistoryItem `json:"history,omitempty"`
+	StartedAt time.Time               `json:"startedAt,omitzero"`
+	EndedAt   time.Time               `json:"endedAt,omitzero"`
+	// Retries are the attempts of the call's latest execution that failed
+	// and were tried again, when and why: a timeline marks them.
+	Retries []RetryMark `json:"retries,omitempty"`
 	// Seq is the journal sequence of the record that began the call (its
 	// start, or its answer when it has none): the order calls and log
 	// lines happened in, finer than their millisecond times.
@@ -87,6 +94,14 @@ type CallDetail struct {
 	errorClass, errorCode string
 	// Worktree is the worktree of an isolated call's latest execution.
 	Worktree *Worktree `json:"worktree,omitempty"`
+}
+
+// RetryMark is one retry of a call.
+type RetryMark struct {
+	At time.Time `json:"at"`
+	// Class is "transient" (retried after a backoff) or "schema" (asked
+	// again for an answer that fits the schema).
+	Class string `json:"class,omitempty"`
 }
 
 // LogLine is one log() line or phase change.
@@ -106,6 +121,8 @@ type Execution struct {
 	NewHash   string    `json:"newHash"`
 	StartedAt time.Time `json:"startedAt"`
 	End       *endInfo  `json:"end,omitempty"`
+	// Trace is the execution's OpenTelemetry trace, when it was traced.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 // Inspect folds a run's journal into its full detail. It reads only; a
@@ -164,16 +181,16 @@ type fold struct {
 	phase   string    // the last phase entered
 	sawRun  bool
 	mark    journal.Mark
-	// live and failed count the calls of each epoch, for an execution
-	// that has no end record.
-	live, failed map[int]int
+	// live, failed and retried count the calls and retries of each
+	// epoch, for an execution that has no end record.
+	live, failed, retried map[int]int
 }
 
 // foldJournal folds a journal into a run's detail, all but its summary,
 // without changing it.
 func foldJournal(path string) (*fold, error) {
 	d := &Detail{Calls: []CallDetail{}}
-	f := &fold{detail: d, byPath: map[string]int{}, live: map[int]int{}, failed: map[int]int{}}
+	f := &fold{detail: d, byPath: map[string]int{}, live: map[int]int{}, failed: map[int]int{}, retried: map[int]int{}}
 	byPath := f.byPath
 	call := func(path string) *CallDetail {
 		i, ok := byPath[path]
@@ -185,6 +202,7 @@ func foldJournal(path string) (*fold, error) {
 		return &d.Calls[i]
 	}
 	children := map[string]int{}
+	calls := newCallIndex()
 	mark, err := journal.ReadMark(path)
 	if err != nil {
 		return nil, err
@@ -196,6 +214,7 @@ func foldJournal(path string) (*fold, error) {
 			return err
 		}
 		f.lastSeq = max(f.lastSeq, r.Seq)
+		calls.note(r.Type, r.Path, r.Fingerprint)
 		at := time.UnixMilli(r.Time).UTC()
 		f.last = at
 		switch r.Type {
@@ -206,8 +225,8 @@ func foldJournal(path string) (*fold, error) {
 			}
 			f.sawRun = true
 			d.Script = ScriptInfo{Name: h.Name, Path: h.ScriptPath, Hash: h.ScriptHash, Text: h.ScriptText, Phases: h.Phases}
-			d.Args, d.Options, d.Executors = h.Args, h.Options, h.Executors
-			d.Executions = append(d.Executions, Execution{Epoch: 0, Rule: "fresh", NewHash: h.ScriptHash, StartedAt: at})
+			d.Args, d.Options, d.Executors, d.Fork = h.Args, h.Options, h.Executors, h.Fork
+			d.Executions = append(d.Executions, Execution{Epoch: 0, Rule: "fresh", NewHash: h.ScriptHash, StartedAt: at, Trace: h.Trace})
 		case recResume:
 			h := r.Resume
 			if h == nil {
@@ -219,7 +238,8 @@ func foldJournal(path string) (*fold, error) {
 			}
 			d.Args, d.Options = h.Args, h.Options
 			d.Executors = mergeDefinitions(d.Executors, h.Executors)
-			d.Executions = append(d.Executions, Execution{Epoch: r.Epoch, Rule: h.Rule, OldHash: h.OldHash, NewHash: h.NewHash, StartedAt: at})
+			d.Executions = append(d.Executions, Execution{Epoch: r.Epoch, Rule: h.Rule, OldHash: h.OldHash, NewHash: h.NewHash, StartedAt: at,
+				Trace: h.Trace})
 		case recScript:
 			s := r.Script
 			if s == nil {
@@ -237,9 +257,20 @@ func foldJournal(path string) (*fold, error) {
 			*c = CallDetail{Path: r.Path, Kind: r.Kind, Status: "running", Epoch: r.Epoch, StartedAt: at, Seq: r.Seq}
 			if r.Call != nil {
 				c.Label, c.Phase, c.Prompt, c.Executor, c.Model = r.Call.Label, r.Call.Phase, r.Call.Prompt, r.Call.Executor, r.Call.Model
-				c.Effort, c.Permissions = r.Call.Effort, r.Call.Permissions
+				c.Effort, c.Permissions, c.Route = r.Call.Effort, r.Call.Permissions, r.Call.Route
 			}
 			c.Worktree = r.Worktree
+		case recRetry:
+			c := call(r.Path)
+			m := RetryMark{At: at}
+			if r.Error != nil {
+				m.Class = r.Error.Class
+			}
+			c.Retries = append(c.Retries, m)
+			// A restart asked for by the user is not a retry.
+			if r.Error == nil || r.Error.Class != "restarted" {
+				f.retried[r.Epoch]++
+			}
 		case recWorktree:
 			c := call(r.Path)
 			if c.Kind == "" {
@@ -258,6 +289,7 @@ func foldJournal(path string) (*fold, error) {
 			}
 			if r.Call != nil && c.Prompt == "" {
 				c.Prompt, c.Phase = r.Call.Prompt, r.Call.Phase
+				c.Label, c.Executor, c.Model, c.Effort = r.Call.Label, r.Call.Executor, r.Call.Model, r.Call.Effort
 			}
 			c.Status, c.EndedAt, c.Usage, c.Error = "done", at, r.Usage, ""
 			c.Result = r.Result
@@ -297,7 +329,7 @@ func foldJournal(path string) (*fold, error) {
 		return nil, err
 	}
 	d.TornBytes = rep.TornBytes
-	d.Damaged = describeDamage(rep.Damaged, func(p string) bool {
+	d.Damaged = describeDamage(rep.Damaged, calls, func(p string) bool {
 		i, ok := byPath[p]
 		return ok && d.Calls[i].Status == "done"
 	})
@@ -345,7 +377,7 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 	d := f.detail
 	s := store.Summary{RunID: id, Name: d.Script.Name, Phases: d.Script.Phases, ScriptPath: d.Script.Path, ScriptHash: d.Script.Hash,
 		Executor: d.Options.Executor, Phase: f.phase, JournalSeq: f.lastSeq, Status: string(StatusRunning),
-		UpdatedAt: f.last, JournalSize: f.mark.Size, JournalHead: f.mark.Head, JournalTail: f.mark.Tail}
+		MaxCostUSD: d.Options.MaxCostUSD, UpdatedAt: f.last, JournalSize: f.mark.Size, JournalHead: f.mark.Head, JournalTail: f.mark.Tail}
 	if prior != nil {
 		s.Description = prior.Description
 	}
@@ -354,11 +386,11 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 		s.Epoch, s.StartedAt = last.Epoch, d.Executions[0].StartedAt
 		if end := last.End; end != nil {
 			s.Status, s.PauseReason, s.Error, s.ErrorCode = end.Status, end.PauseReason, end.Error, end.ErrorCode
-			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed = end.Replayed, end.Live, end.Failed
+			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed, s.Stats.Retried = end.Replayed, end.Live, end.Failed, end.Retried
 			t := f.last
 			s.EndedAt = &t
 		} else {
-			s.Stats.Live, s.Stats.Failed = f.live[last.Epoch], f.failed[last.Epoch]
+			s.Stats.Live, s.Stats.Failed, s.Stats.Retried = f.live[last.Epoch], f.failed[last.Epoch], f.retried[last.Epoch]
 			if prior != nil && prior.Epoch == last.Epoch {
 				s.Stats.Replayed = prior.Stats.Replayed
 			}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/internal/worktree"
@@ -71,9 +72,8 @@ type KeptWorktree struct {
 // project is not a git working tree, or it has no commit yet.
 var ErrIsolationUnavailable = errors.New("worktree isolation is unavailable")
 
-// CodeIsolationUnavailable is the code of ErrIsolationUnavailable (ours:
-// the Node runtime never refuses isolation, it skips it).
-const CodeIsolationUnavailable = "ISOLATION_UNAVAILABLE"
+// CodeIsolationUnavailable is the code of ErrIsolationUnavailable.
+const CodeIsolationUnavailable = callpolicy.CodeIsolationUnavailable
 
 const (
 	// settleTimeout bounds committing an agent's edits; it runs even when
@@ -147,10 +147,10 @@ func (c *agentCall) isolate(ctx context.Context) (*isolated, error) {
 	}
 	tree, err := repo.Add(ctx, worktree.AddSpec{
 		Parent:       r.rt.store.WorktreesDir(r.id),
-		Name:         worktreeName(c.opts.Label, c.path),
+		Name:         worktreeName(c.Opts.Label, c.Path),
 		BranchPrefix: branchRoot + r.id + "/",
 		Base:         base,
-		Reason:       fmt.Sprintf("dynworkflow: run %s, call %s", r.id, c.path),
+		Reason:       fmt.Sprintf("dynworkflow: run %s, call %s", r.id, c.Path),
 	})
 	if err != nil {
 		return nil, err
@@ -174,15 +174,15 @@ func (c *agentCall) isolationFailed(err error, started time.Time) {
 		return
 	}
 	if msg, ok := unavailable(err, r.rt.cfg.Cwd); ok {
-		r.rt.log.Error("isolation unavailable: pausing the run", "run", r.id, "call", c.path, "err", err)
-		r.append(&record{Type: recLog, Path: c.path, Level: "error", Message: msg})
-		r.rt.bus.Publish(r.id, EventLog, LogPayload{Scope: c.path, Level: "error", Message: msg})
+		r.rt.log.Error("isolation unavailable: pausing the run", "run", r.id, "call", c.Path, "err", err)
+		r.append(&record{Type: recLog, Path: c.Path, Level: "error", Message: msg})
+		r.rt.bus.Publish(r.id, EventLog, LogPayload{Scope: c.Path, Level: "error", Message: msg})
 		r.pauseFor(msg)
 		c.settle(nil, newError(CodeIsolationUnavailable, ErrIsolationUnavailable, msg))
 		return
 	}
-	r.rt.log.Error("could not create the worktree of an isolated call", "run", r.id, "call", c.path, "err", err)
-	c.fail(attemptResult{err: &executors.Error{Class: executors.Terminal,
+	r.rt.log.Error("could not create the worktree of an isolated call", "run", r.id, "call", c.Path, "err", err)
+	c.fail(callpolicy.Outcome{Kind: callpolicy.GaveUp, Err: &executors.Error{Class: executors.Terminal,
 		Message: "agent(): could not create its git worktree (isolation: 'worktree')", Err: err}}, started, nil)
 }
 
@@ -195,7 +195,7 @@ func (c *agentCall) settleWorktree(iso *isolated, interrupted bool) *Worktree {
 	defer cancel()
 	info := iso.info
 	info.Interrupted = interrupted
-	out, err := iso.tree.Settle(ctx, commitMessage(r.id, c.path, c.opts.Label, info.Base, interrupted))
+	out, err := iso.tree.Settle(ctx, commitMessage(r.id, c.Path, c.Opts.Label, info.Base, interrupted))
 	if err != nil {
 		r.rt.log.Error("could not commit an isolated agent's edits; its worktree is kept as the agent left it",
 			"run", r.id, "worktree", info.Dir, "err", err)
@@ -225,7 +225,7 @@ func settledInfo(info Worktree, out worktree.Outcome, err error) *Worktree {
 // for an agent's deletions.
 func (c *agentCall) journalWorktree(iso *isolated, info *Worktree) {
 	r := c.run
-	rec := &record{Type: recWorktree, Path: c.path, Kind: "agent", Fingerprint: c.fp, Worktree: info}
+	rec := &record{Type: recWorktree, Path: c.Path, Kind: "agent", Fingerprint: c.FP, Worktree: info}
 	if info.Status != worktreeRemoved {
 		r.kept.Add(1)
 		r.append(rec)
@@ -427,7 +427,7 @@ func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, 
 // worktree when it was killed with it: nothing else uses that worktree,
 // and the lock would make committing its edits fail.
 func clearStaleIndexLock(ctx context.Context, tree *worktree.Tree, rt *Runtime) {
-	gitDir, err := tree.GitDir(ctx)
+	gitDir, err := tree.GitDir()
 	if err != nil {
 		return
 	}
@@ -486,4 +486,16 @@ func (r *Run) noteReplayedWorktree(sc *scope, path, label string, w *Worktree) {
 	}
 	r.rt.log.Warn("replayed an isolated call whose kept branch changed", "run", r.id, "call", path, "branch", w.Branch)
 	r.logLine(sc, "warn", "replayed call "+who+": "+note)
+}
+
+// keptWorktrees returns the kept worktrees of the answers a resume may
+// replay, by branch.
+func keptWorktrees(l *callpolicy.Ledger) map[string]*Worktree {
+	kept := map[string]*Worktree{}
+	l.Answers(func(a *callpolicy.Answer) {
+		if w, ok := a.Kept.(*Worktree); ok {
+			kept[w.Branch] = w
+		}
+	})
+	return kept
 }

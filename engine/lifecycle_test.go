@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/journal"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -214,7 +215,7 @@ func TestAbandonedRunEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	failed := rt.newRun(id, rt.store.RunPaths(id), runHeader{}, s, nil, DefaultOptions(), 1, crash, nil, nil, rt.cfg.Executors, jw, lease, now, now)
+	failed := rt.newRun(id, rt.store.RunPaths(id), runHeader{}, s, nil, DefaultOptions(), 1, callpolicy.RuleCrash, nil, rt.cfg.Executors, jw, lease, now, now)
 	closed := make(chan error, 1)
 	go func() { closed <- rt.Close(context.Background()) }()
 	rt.abandon(failed, errors.New("could not write the resume record"))

@@ -38,10 +38,10 @@ type nodeAgents struct {
 
 // note records a settled call. err is its failure, or nil.
 func (n *nodeAgents) note(c *agentCall, result json.RawMessage, usage executors.Usage, err error) {
-	a := store.NodeAgent{Label: c.opts.Label, Phase: c.phase, Prompt: clipText(c.prompt, nodeTextMax, "prompt"),
-		Status: "done", Executor: c.executor, Model: c.opts.Model, Tokens: usage.Total()}
+	a := store.NodeAgent{Label: c.Opts.Label, Phase: c.Phase, Prompt: clipText(c.Prompt, nodeTextMax, "prompt"),
+		Status: "done", Executor: c.Executor, Model: c.Opts.Model, Tokens: usage.Total()}
 	if a.Label == "" {
-		a.Label = c.path
+		a.Label = c.Path
 	}
 	switch {
 	case err != nil:

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -33,15 +35,41 @@ type Options struct {
 	MaxItems int `json:"maxItems"`
 	// TokenBudget is a hard ceiling on input+output tokens; 0 means none.
 	TokenBudget int64 `json:"tokenBudget,omitempty"`
-	// AgentRetries is how many times a transient failure is retried.
+	// AgentRetries is how many times a transient failure is retried
+	// (callpolicy.DefaultAgentRetries unless set).
 	AgentRetries int `json:"agentRetries"`
 	// AgentTimeout bounds one attempt of one agent call; 0 means none.
 	AgentTimeout time.Duration `json:"agentTimeout,omitempty"`
 	// SchemaAttempts is how many answers a schema call may give before it
 	// throws: the first plus the repairs.
 	SchemaAttempts int `json:"schemaAttempts"`
-	// RetryBackoff is the first wait before a retry; it doubles per retry.
+	// RetryBackoff is the first wait before a retry; it doubles per retry
+	// (see callpolicy.Backoff).
 	RetryBackoff time.Duration `json:"retryBackoff,omitempty"`
+	// MaxCostUSD is a hard ceiling on what the run may cost, in dollars;
+	// 0 means none (or the script meta's maxCost). See callpolicy's
+	// reserve: a call starts only while what was spent, plus what the
+	// calls running are expected to cost, plus its own expected cost,
+	// stay within it; otherwise the run pauses.
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+	// ConfirmAboveUSD makes a run whose forecast exceeds it ask before its
+	// first agent (a checkpoint at ConfirmPath); 0 means never.
+	ConfirmAboveUSD float64 `json:"confirmAboveUsd,omitempty"`
+	// Routes send calls to other models by label pattern or phase, first
+	// match wins: the run's own, then the project's and the user's.
+	Routes []callpolicy.Route `json:"routes,omitempty"`
+	// Overrides are a fork's changes to single calls.
+	Overrides []callpolicy.Override `json:"overrides,omitempty"`
+}
+
+// CallLimits are the options the call policy applies to each call.
+func (o Options) CallLimits() callpolicy.Limits {
+	return callpolicy.Limits{
+		Executor: o.Executor, Model: o.Model, Permissions: o.Permissions,
+		MaxAgents: o.MaxAgents, MaxItems: o.MaxItems, TokenBudget: o.TokenBudget,
+		AgentRetries: o.AgentRetries, AgentTimeout: o.AgentTimeout, SchemaAttempts: o.SchemaAttempts,
+		RetryBackoff: o.RetryBackoff, MaxCostUSD: o.MaxCostUSD, Routes: o.Routes, Overrides: o.Overrides,
+	}
 }
 
 // Default limits, as in Claude Code's Workflow tool.
@@ -49,7 +77,8 @@ const (
 	DefaultMaxAgents      = 1000
 	DefaultMaxItems       = 4096
 	DefaultSchemaAttempts = 3
-	DefaultRetryBackoff   = 500 * time.Millisecond
+	DefaultAgentRetries   = callpolicy.DefaultAgentRetries
+	DefaultRetryBackoff   = callpolicy.DefaultRetryBackoff
 	maxConcurrency        = 256
 )
 
@@ -77,6 +106,7 @@ func DefaultOptions() Options {
 		MaxAgents:      DefaultMaxAgents,
 		MaxItems:       DefaultMaxItems,
 		SchemaAttempts: DefaultSchemaAttempts,
+		AgentRetries:   DefaultAgentRetries,
 		RetryBackoff:   DefaultRetryBackoff,
 	}
 }
@@ -102,6 +132,20 @@ func (o Options) Validate() error {
 		return fmt.Errorf("schema attempts must be between 1 and 10, not %d", o.SchemaAttempts)
 	case o.RetryBackoff < 0:
 		return fmt.Errorf("retry backoff must not be negative")
+	case !(o.MaxCostUSD >= 0) || math.IsInf(o.MaxCostUSD, 0):
+		return fmt.Errorf("--max-cost must be a number of dollars, 0 or more (0: none), not %v", o.MaxCostUSD)
+	case !(o.ConfirmAboveUSD >= 0) || math.IsInf(o.ConfirmAboveUSD, 0):
+		return fmt.Errorf("--confirm-above must be a number of dollars, 0 or more (0: never ask), not %v", o.ConfirmAboveUSD)
+	}
+	for _, r := range o.Routes {
+		if err := r.Check(); err != nil {
+			return fmt.Errorf("--route: %w", err)
+		}
+	}
+	for _, ov := range o.Overrides {
+		if err := ov.Check(); err != nil {
+			return err
+		}
 	}
 	if _, err := executors.ParsePermissions(string(o.Permissions)); err != nil {
 		return fmt.Errorf("--permissions: %w", err)

@@ -66,8 +66,13 @@ type runHeader struct {
 	Args        json.RawMessage `json:"args,omitempty"`
 	Options     Options         `json:"options"`
 	Cwd         string          `json:"cwd"`
+	// Fork is, for a run made by Fork, the run and call it was forked
+	// from.
+	Fork *ForkInfo `json:"fork,omitempty"`
 	// Executors are the definitions of the executors the run could use.
 	Executors []executors.Definition `json:"executors,omitempty"`
+	// Trace is the first execution's trace, when it was traced.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 type resumeHeader struct {
@@ -83,6 +88,8 @@ type resumeHeader struct {
 	// Executors are the definitions of the executors this execution could
 	// use: those of the run record, and any configured since.
 	Executors []executors.Definition `json:"executors,omitempty"`
+	// Trace is this execution's trace, when it was traced.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 type scriptRecord struct {
@@ -105,6 +112,9 @@ type callInfo struct {
 	Effort      string                `json:"effort,omitempty"`
 	Permissions executors.Permissions `json:"permissions,omitempty"`
 	Schema      json.RawMessage       `json:"schema,omitempty"`
+	// Route is the route (--route, routes.json) that set the call's
+	// model, effort or executor, as --route writes it.
+	Route string `json:"route,omitempty"`
 }
 
 type answerInfo struct {
@@ -133,4 +143,5 @@ type endInfo struct {
 	Replayed  int             `json:"replayed"`
 	Live      int             `json:"live"`
 	Failed    int             `json:"failed"`
+	Retried   int             `json:"retried,omitempty"`
 }

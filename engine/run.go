@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/journal"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -46,10 +47,12 @@ type Run struct {
 	args   json.RawMessage
 	header runHeader
 	epoch  int
-	main   *frame
-	replay *replayIndex
-	// children holds the child scripts journaled by earlier executions.
-	children map[string]*scriptRecord
+	// trace is this execution's trace, nil when tracing is off.
+	trace *TraceContext
+	main  *frame
+	// policy decides what each call of this execution does (identity,
+	// replay, caps, budget, retries): the rules both backends share.
+	policy *callpolicy.Execution
 	// executors are the runtime's executors, plus those of the journal
 	// that the runtime lacks (see Config.Restore).
 	executors *executors.Set
@@ -71,12 +74,13 @@ type Run struct {
 	// resume may replay changed since the call finished.
 	branchNotes map[string]string
 
-	agents   atomic.Int64 // agent() calls made in this execution, for the cap
-	spent    atomic.Int64 // tokens as the script's budget sees them
-	replayed atomic.Int64
-	live     atomic.Int64
-	failed   atomic.Int64
-	running  atomic.Int64
+	running atomic.Int64
+	// controls holds the agent calls running now, by path, for the user
+	// to stop or restart one (control.go).
+	controls sync.Map
+	// idle wakes pauseWhenIdle when a call ends; capOnce starts it once.
+	idle     chan struct{}
+	capOnce  sync.Once
 	failures failureSet
 	kept     atomic.Int64 // worktrees this execution kept
 
@@ -96,10 +100,11 @@ type Run struct {
 	// warnings are what the user must hear about this execution: journal
 	// lines found damaged, and so calls that run again.
 	warnings []string
-	// ignoredOptions holds the agent() option keys already warned about.
-	ignoredOptions sync.Map
 	// settled lists the calls of this execution for the Node runtime.
 	settled nodeAgents
+	// phasesBegun are the phases this execution began, by phase() or by
+	// the first agent() call naming one.
+	phasesBegun map[string]bool
 }
 
 // Files lists every file the execution depends on: the script, what it
@@ -142,8 +147,17 @@ func (r *Run) interrupt(cause error) error {
 		return fmt.Errorf("%w: %s already ended", ErrNotRunning, r.id)
 	default:
 	}
-	// A stop after a pause (a second Ctrl-C) must win, though the first
-	// cause already cancelled the context.
+	// A run already winding down after the same request is not running:
+	// a second pause is refused, as the Node runtime refuses it. A stop
+	// after a pause (a second Ctrl-C) must win, though the first cause
+	// already cancelled the context.
+	if r.ctx.Err() != nil && (!errors.Is(cause, ErrStopped) || r.stopping.Load()) {
+		state := "pausing"
+		if r.stopping.Load() {
+			state = "stopping"
+		}
+		return fmt.Errorf("%w: %s is already %s", ErrNotRunning, r.id, state)
+	}
 	if errors.Is(cause, ErrStopped) {
 		r.stopping.Store(true)
 	}
@@ -173,6 +187,9 @@ type Outcome struct {
 	Executor         string `json:"executor"`
 	ExecutorSource   string `json:"executorSource,omitempty"`
 	SimulatedAnswers bool   `json:"simulatedAnswers,omitempty"`
+	// MaxCostUSD is the run's dollar cap (0: none); Stats.CostUSD is what
+	// it spent.
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 }
 
 // Wait blocks until the execution ends (or ctx is done) and returns how it
@@ -194,6 +211,7 @@ func (r *Run) Outcome() Outcome {
 		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
 		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), Warnings: slices.Clone(r.warnings),
 		Executor: r.opts.Executor, ExecutorSource: r.opts.ExecutorSource, SimulatedAnswers: r.opts.SimulatedByDefault(),
+		MaxCostUSD: r.opts.MaxCostUSD,
 	}
 	if o.Result == nil {
 		o.Result = json.RawMessage("null")
@@ -223,25 +241,36 @@ type Progress struct {
 	// SimulatedAnswers is true when the run's answers are simulated
 	// although nobody asked for the simulated executor.
 	SimulatedAnswers bool
+	// MaxCostUSD is the run's dollar cap (0: none); Stats.CostUSD is what
+	// it spent.
+	MaxCostUSD float64
 }
 
 // Progress reads the counters; it costs the same for 10 agents or 10,000.
 func (r *Run) Progress() Progress {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	calls := min(r.agents.Load(), int64(r.opts.MaxAgents))
+	calls := min(r.policy.Agents(), int64(r.opts.MaxAgents))
 	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls),
-		SimulatedAnswers: r.opts.SimulatedByDefault()}
+		SimulatedAnswers: r.opts.SimulatedByDefault(), MaxCostUSD: r.opts.MaxCostUSD}
 }
 
 func (r *Run) statsLocked() store.Stats {
-	replayed, live, failed := int(r.replayed.Load()), int(r.live.Load()), int(r.failed.Load())
+	n := &r.policy.Counts
+	replayed, live, failed := int(n.Replayed.Load()), int(n.Live.Load()), int(n.Failed.Load())
+	running, queued := int(r.running.Load()), 0
+	if r.status == StatusRunning {
+		made := int(min(r.policy.Agents(), int64(r.opts.MaxAgents)))
+		queued = max(0, made-replayed-live-failed-running)
+	}
 	return store.Stats{
 		Agents:            replayed + live + failed,
 		Replayed:          replayed,
 		Live:              live,
 		Failed:            failed,
-		Running:           int(r.running.Load()),
+		Retried:           int(n.Retried.Load()),
+		Running:           running,
+		Queued:            queued,
 		InputTokens:       r.usage.InputTokens,
 		CachedInputTokens: r.usage.CachedInputTokens,
 		OutputTokens:      r.usage.OutputTokens,
@@ -255,7 +284,7 @@ func (r *Run) summary() store.Summary {
 	s := store.Summary{
 		RunID: r.id, Name: r.header.Name, Description: r.header.Description,
 		Status: string(r.status), PauseReason: r.pauseReason,
-		ScriptPath: r.script.Path(), ScriptHash: r.script.Hash(), Executor: r.opts.Executor,
+		ScriptPath: r.script.Path(), ScriptHash: r.script.Hash(), Executor: r.opts.Executor, MaxCostUSD: r.opts.MaxCostUSD,
 		Phase: r.phase, Phases: r.header.Phases, Epoch: r.epoch, StartedAt: r.createdAt.UTC(), UpdatedAt: time.Now().UTC(),
 		Stats: r.statsLocked(), JournalSeq: r.seq.Load(),
 	}
@@ -281,10 +310,14 @@ func (r *Run) summary() store.Summary {
 func (r *Run) execute() {
 	defer close(r.done)
 	for _, w := range r.warnings {
-		r.logLine(r.main.root, "warn", w)
+		r.logLine(r.main.policy.Root(), "warn", w)
 	}
 	stopSnapshots := r.startSnapshots()
-	result, err := r.script.Run(r.ctx, r.main)
+	var result json.RawMessage
+	err := r.confirmCost()
+	if err == nil {
+		result, err = r.script.Run(r.ctx, r.main)
+	}
 	cause := context.Cause(r.ctx)
 	// Calls the script left running (it threw, or was cancelled) must not
 	// outlive the execution.
@@ -319,9 +352,10 @@ func (r *Run) execute() {
 // callContext is what a call the script starts runs under: the run's
 // context, also cancelled when the host's own context for the call is (a
 // host may abandon a call before the run ends). Both hosts pass the run's
-// own context, which costs nothing extra.
+// own context, or one made from it that adds only values (a fan-out's
+// lang.Batch), which costs nothing extra.
 func (r *Run) callContext(host context.Context) (context.Context, context.CancelFunc) {
-	if host == r.ctx || host.Done() == nil {
+	if host.Done() == r.ctx.Done() || host.Done() == nil {
 		return r.ctx, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(r.ctx)
@@ -348,9 +382,10 @@ func (r *Run) pauseFor(reason string) { r.cancel(&pauseCause{reason: reason}) }
 // without an end is resumable), never completed with nothing on disk to
 // show for it.
 func (r *Run) finish(status Status, reason string, result json.RawMessage, err error) {
+	n := &r.policy.Counts
 	end := &endInfo{
 		Status: string(status), PauseReason: reason, Result: result,
-		Replayed: int(r.replayed.Load()), Live: int(r.live.Load()), Failed: int(r.failed.Load()),
+		Replayed: int(n.Replayed.Load()), Live: int(n.Live.Load()), Failed: int(n.Failed.Load()), Retried: int(n.Retried.Load()),
 	}
 	if err != nil {
 		end.Error = err.Error()
@@ -383,7 +418,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	r.lease.Release()
 	r.rt.forget(r)
 	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Error: end.Error,
-		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed})
+		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed, Retried: end.Retried})
 }
 
 // fail ends the run because its state can no longer be written.
@@ -516,13 +551,34 @@ func (r *Run) snapshot(settled bool) (*store.Snapshot, error) {
 func (r *Run) setPhase(sc *scope, title string) {
 	r.mu.Lock()
 	r.phase = title
+	if r.phasesBegun == nil {
+		r.phasesBegun = map[string]bool{}
+	}
+	r.phasesBegun[title] = true
 	r.mu.Unlock()
-	r.append(&record{Type: recPhase, Path: sc.path, Message: title})
+	r.append(&record{Type: recPhase, Path: sc.Prefix(), Message: title})
 	r.rt.bus.Publish(r.id, EventPhase, PhasePayload{Scope: sc.Path(), Title: title})
 }
 
+// enterPhase begins the phase an agent() call names in its options, the
+// first time one does in this execution, as phase() would: the run's
+// current phase, a journaled phase line and a phase event. A script that
+// names its phases only in agent() (as the Node runtime's README does)
+// shows them like one that calls phase().
+func (r *Run) enterPhase(sc *scope, title string) {
+	if title == "" {
+		return
+	}
+	r.mu.Lock()
+	begun := r.phasesBegun[title]
+	r.mu.Unlock()
+	if !begun {
+		r.setPhase(sc, title)
+	}
+}
+
 func (r *Run) logLine(sc *scope, level, msg string) {
-	r.append(&record{Type: recLog, Path: sc.path, Level: level, Message: msg})
+	r.append(&record{Type: recLog, Path: sc.Prefix(), Level: level, Message: msg})
 	r.rt.bus.Publish(r.id, EventLog, LogPayload{Scope: sc.Path(), Level: level, Message: msg})
 }
 

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/journal"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -42,6 +44,23 @@ type Config struct {
 	// line of the first execution only. It returns nil for a definition it
 	// cannot rebuild; nil Restore rebuilds none.
 	Restore func(executors.Definition) (executors.Executor, error)
+	// Tracing gives every execution a W3C trace (see TraceContext),
+	// journaled and announced in run.started and run.resumed, and every
+	// agent process the TRACEPARENT of its call. Off, nothing is added.
+	Tracing bool
+	// ObserveFsync, if set, is told how long each journal fdatasync took
+	// (the server's metrics). It must not block.
+	ObserveFsync func(time.Duration)
+	// Prices is the price table calls are priced with; nil is the built-in
+	// one (cost.Builtin).
+	Prices *cost.Table
+	// NoWorktrees runs isolated calls in the project instead of a
+	// worktree of their own: for a plan's walk on the simulated executor,
+	// which changes nothing.
+	NoWorktrees bool
+	// SavedDirs are where saved workflows are looked up after the
+	// project's own; nil is the store's.
+	SavedDirs []string
 }
 
 // Runtime owns the runs of one project in this process.
@@ -79,6 +98,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if cfg.EventRing == 0 {
 		cfg.EventRing = 4096
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = cost.Builtin()
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
@@ -129,6 +151,10 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		return nil, err
 	}
 	meta := req.Script.Meta()
+	if req.Options.MaxCostUSD == 0 && meta.MaxCost > 0 {
+		// The script's own cap, unless the run gives one.
+		req.Options.MaxCostUSD = meta.MaxCost
+	}
 	id := store.NewRunID(meta.Name)
 	lease, err := rt.store.AcquireLease(id, rt.owner)
 	if err != nil {
@@ -141,38 +167,46 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		ScriptPath: req.Script.Path(), ScriptHash: req.Script.Hash(), ScriptText: string(req.Script.Text()),
 		Args: args, Options: req.Options, Cwd: rt.cfg.Cwd, Executors: rt.cfg.Executors.Definitions(),
 	}
+	if rt.cfg.Tracing {
+		header.Trace = newTraceContext()
+	}
 	// The run record is durable before anything else of the run exists
 	// but its lock: a run killed at any moment either has a journal that
 	// starts with it, and resumes, or has no journal and never appears.
 	first := appendRecord(nil, &record{Seq: 1, Type: recRun, Time: now.UnixMilli(), Run: &header})
-	jw, err := journal.Create(paths.Journal, first, journal.Options{Fence: lease.Check})
+	jw, err := journal.Create(paths.Journal, first, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		lease.Release()
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, fresh, nil, nil, rt.cfg.Executors, jw, lease, now, now)
+	r := rt.newRun(id, paths, header, req.Script, args, req.Options, 0, callpolicy.RuleFresh, nil, rt.cfg.Executors, jw, lease, now, now)
 	r.seq.Store(1)
+	r.trace = header.Trace
 	if err := r.writeSnapshot(); err != nil {
 		err = fmt.Errorf("start run: %w", err)
 		rt.abandon(r, err)
 		return nil, err
 	}
-	rt.bus.Publish(id, EventRunStarted, StartedPayload{Name: meta.Name, Script: req.Script.Path()})
+	rt.bus.Publish(id, EventRunStarted, StartedPayload{Name: meta.Name, Script: req.Script.Path(), Trace: header.Trace})
 	go r.execute()
 	return r, nil
 }
 
 func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script lang.Script, args json.RawMessage,
-	opts Options, epoch int, mode replayMode, ix *replayIndex, children map[string]*scriptRecord, set *executors.Set,
+	opts Options, epoch int, rule string, ledger *callpolicy.Ledger, set *executors.Set,
 	jw *journal.Writer, lease *store.Lease, created, started time.Time) *Run {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r := &Run{
 		rt: rt, id: id, paths: paths, opts: opts, script: script, args: args, header: header, epoch: epoch,
-		replay: ix, children: children, executors: set, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
-		sched: newScheduler(opts.Concurrency), status: StatusRunning,
+		executors: set, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
+		sched: newScheduler(opts.Concurrency), status: StatusRunning, idle: make(chan struct{}, 1),
 		createdAt: created, startedAt: started, done: make(chan struct{}),
 	}
-	r.main = newFrame(r, "", 0, mode, script, args, false, "")
+	limits := opts.CallLimits()
+	limits.Cost = rt.costModel(header.Name, opts.MaxCostUSD > 0)
+	r.policy = callpolicy.NewExecution(id, epoch, limits, ledger, runHost{r})
+	r.main = newFrame(r, "", 0, script, args, nil)
+	r.main.rule = rule
 	r.noteFiles(script.Files()...)
 	rt.mu.Lock()
 	rt.runs[id] = r
@@ -300,20 +334,21 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	if _, err := set.Get(opts.Executor); err != nil {
 		return nil, err
 	}
-	mode := crash
+	rule := callpolicy.RuleCrash
 	if script.Hash() != h.scriptHash || !bytes.Equal(args, h.args) {
-		mode = edit
+		rule = callpolicy.RuleEdit
 	}
-	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
+	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		return nil, err
 	}
 	hdr := h.header
 	hdr.Name, hdr.Description = script.Meta().Name, script.Meta().Description
-	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, mode, h.replay, h.children, set, jw, lease,
+	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, rule, h.ledger, set, jw, lease,
 		h.created, time.Now())
 	r.seq.Store(h.lastSeq)
 	r.usage = h.usage
+	r.policy.SetSpentUSD(h.usage.CostUSD)
 	for _, d := range h.damaged {
 		r.warnings = append(r.warnings, d.String())
 	}
@@ -324,9 +359,13 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		rt.abandon(r, err)
 		return nil, err
 	}
-	r.branchNotes = rt.checkKeptBranches(id, h.replay.keptWorktrees())
-	resume := &resumeHeader{Rule: mode.String(), OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts,
+	r.branchNotes = rt.checkKeptBranches(id, keptWorktrees(h.ledger))
+	resume := &resumeHeader{Rule: rule, OldHash: h.scriptHash, NewHash: script.Hash(), Args: args, Options: opts,
 		Executors: set.Definitions()}
+	if rt.cfg.Tracing {
+		resume.Trace = newTraceContext()
+		r.trace = resume.Trace
+	}
 	if script.Hash() != h.scriptHash {
 		resume.ScriptPath, resume.ScriptText = script.Path(), string(script.Text())
 	}
@@ -338,8 +377,8 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 		rt.abandon(r, err)
 		return nil, err
 	}
-	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: mode.String(), Epoch: r.epoch,
-		OldHash: h.scriptHash, NewHash: script.Hash()})
+	rt.bus.Publish(id, EventRunResumed, StartedPayload{Name: hdr.Name, Script: script.Path(), Rule: rule, Epoch: r.epoch,
+		OldHash: h.scriptHash, NewHash: script.Hash(), Trace: resume.Trace, Links: h.traces})
 	go r.execute()
 	return r, nil
 }
@@ -417,7 +456,7 @@ func (rt *Runtime) settleOnDisk(id string, paths store.Paths, lease *store.Lease
 		prior = &snap.Summary
 	}
 	before := f.summary(id, prior)
-	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check})
+	jw, err := journal.Open(paths.Journal, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,8 @@ func newScheduler(limit int) *scheduler {
 }
 
 // submit queues c. It reports false once the scheduler is closed: the
-// execution is over and c will not run.
+// execution is over and c will not run. A call that finds no worker free
+// is marked as waiting for one (agentCall.waited).
 func (s *scheduler) submit(c *agentCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -50,6 +51,8 @@ func (s *scheduler) submit(c *agentCall) bool {
 	case s.workers < s.limit:
 		s.workers++
 		go s.work()
+	default:
+		c.waited = true
 	}
 	return true
 }

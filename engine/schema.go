@@ -376,3 +376,16 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// canonicalJSON re-encodes v with sorted object keys, so two spellings of
+// the same schema give the same fingerprint.
+func canonicalJSON(raw json.RawMessage) ([]byte, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}

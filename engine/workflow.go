@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -18,13 +19,13 @@ import (
 // workflow() call's path, and it has its own replay mode: an edited child
 // under an unchanged parent replays by the edit rule, and vice versa.
 func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
-	elem := sc.next("wf")
+	elem := sc.Next("wf")
 	if ctx.Err() != nil {
 		done(nil, context.Cause(ctx))
 		return
 	}
-	if f.depth >= 1 {
-		done(nil, NestingError(ref))
+	if err := callpolicy.Nest(f.depth, ref); err != nil {
+		done(nil, err)
 		return
 	}
 	script, err := r.rt.ResolveWorkflow(ref, filepath.Dir(f.script.Path()))
@@ -39,19 +40,13 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 		return
 	}
 	r.noteFiles(script.Files()...)
-	framePath := sc.path + "/" + ChildFrame(elem, script.Meta().Name)
-	mode := f.mode
-	if prev := r.children[framePath]; prev != nil && mode != fresh {
-		mode = crash
-		if prev.Hash != script.Hash() || !bytes.Equal(prev.Args, args) {
-			mode = edit
-		}
-	}
-	child := newFrame(r, framePath, f.depth+1, mode, script, args, sc.flow.isBroken(), sc.currentPhase())
+	framePath := callpolicy.ChildFramePath(sc, elem, script.Meta().Name)
+	child := newFrame(r, framePath, f.depth+1, script, args, sc)
+	child.rule = r.policy.Ledger().Rule(framePath, child.policy.Identity, f.rule)
 	r.append(&record{Type: recScript, Script: &scriptRecord{
 		Frame: framePath, Name: script.Meta().Name, Path: script.Path(), Hash: script.Hash(), Text: string(script.Text()), Args: args,
 	}})
-	r.logLine(sc, "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, mode))
+	r.logLine(sc, "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, child.rule))
 	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
 	go func() {
@@ -63,9 +58,11 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 
 // ResolveWorkflow finds a workflow by path (relative to dir, then to the
 // project) or by saved name: .claude/workflows/ and .dynworkflow/workflows/
-// of the project, then the saved/ folders of the state.
+// of the project, then the saved/ folders of the state. A project's saved
+// workflow that has the name of one of the user's is used only once the
+// user allowed its content (see ProjectWorkflowDoes).
 func (rt *Runtime) ResolveWorkflow(ref, dir string) (lang.Script, error) {
-	return ResolveWorkflow(rt.cfg.Hosts, rt.cfg.Cwd, rt.store.SavedDirs(), ref, dir)
+	return ResolveWorkflow(rt.cfg.Hosts, rt.cfg.Cwd, rt.savedDirs(), ref, dir)
 }
 
 // ResolveWorkflow finds a workflow as Runtime.ResolveWorkflow does, for the
@@ -90,15 +87,61 @@ func ResolveWorkflow(hosts *lang.Registry, cwd string, savedDirs []string, ref, 
 		filepath.Join(cwd, ".claude", "workflows"),
 		filepath.Join(cwd, ".dynworkflow", "workflows"),
 	}, savedDirs...)
-	for _, d := range dirs {
+	for i, d := range dirs {
 		for _, ext := range hosts.Extensions() {
 			p := filepath.Join(d, ref+ext)
-			if _, err := os.Stat(p); err == nil {
-				return hosts.LoadFile(p)
+			if _, err := os.Stat(p); err != nil {
+				continue
 			}
+			if i < 2 {
+				return projectWorkflow(hosts, cwd, p, savedWorkflow(hosts, savedDirs, ref))
+			}
+			return hosts.LoadFile(p)
 		}
 	}
 	return nil, fmt.Errorf("no saved workflow named %q (looked in %s for %s)", ref, strings.Join(dirs, ", "), strings.Join(hosts.Extensions(), ", "))
+}
+
+// savedWorkflow is the path of the user's saved workflow called name, or "".
+func savedWorkflow(hosts *lang.Registry, savedDirs []string, name string) string {
+	for _, d := range savedDirs {
+		for _, ext := range hosts.Extensions() {
+			p := filepath.Join(d, name+ext)
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// ProjectWorkflowDoes says what a project's saved workflow that has the
+// name of the user's saved workflow at path would do.
+func ProjectWorkflowDoes(path string) string {
+	return "it would run in place of your saved workflow " + path
+}
+
+// projectWorkflow loads the project's saved workflow at path. When it has
+// the name of the user's saved workflow at users, it comes with a cloned
+// repository or was written by an agent, and would run in the user's
+// one's place: it is used only once the user allowed its content, and
+// the call is refused until then, with the line that says how (or how to
+// run the user's own by its path). The bytes checked are the bytes run.
+func projectWorkflow(hosts *lang.Registry, cwd, path, users string) (lang.Script, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read workflow: %w", err)
+	}
+	if users != "" {
+		rel, err := filepath.Rel(cwd, path)
+		if err != nil {
+			return nil, err
+		}
+		if err := trust.Default().Check(cwd, rel, text, ProjectWorkflowDoes(users)); err != nil {
+			return nil, err
+		}
+	}
+	return hosts.Load(lang.Source{Path: path, Text: text})
 }
 
 func hasExt(name string, exts []string) bool {

@@ -34,6 +34,9 @@ type WorktreeState struct {
 	BranchHead string `json:"branchHead,omitempty"`
 	// Dirty: the directory holds edits that are on no commit.
 	Dirty bool `json:"dirty,omitempty"`
+	// Refused says why dynworkflow runs no git command in the directory:
+	// its .git was rewritten to point elsewhere. It counts as dirty.
+	Refused string `json:"refused,omitempty"`
 	// Merged: the branch's work is in the project's HEAD (or the branch
 	// is gone and nothing is left uncommitted).
 	Merged bool `json:"merged"`
@@ -167,25 +170,24 @@ func (rt *Runtime) runWorktrees(ctx context.Context, repo *worktree.Repo, id str
 	return out, nil
 }
 
-// orphanWorktrees are what git knows of the worktrees of a deleted run.
+// orphanWorktrees are the worktrees of a deleted run: those git knows
+// whose directory is in the run's worktree directory of the state, where
+// only dynworkflow makes worktrees. A branch named like ours
+// (dynworkflow/<run>/...) is not enough: it may be the user's, with a
+// worktree of the user's elsewhere, and is left alone.
 func (rt *Runtime) orphanWorktrees(ctx context.Context, repo *worktree.Repo, id string, heads map[string]string) ([]WorktreeState, error) {
 	list, err := repo.Worktrees(ctx)
 	if err != nil {
 		return nil, err
 	}
-	prefix := branchRoot + id + "/"
-	dirOf := map[string]string{}
-	for _, e := range list {
-		if strings.HasPrefix(e.Branch, prefix) {
-			dirOf[e.Branch] = e.Dir
-		}
-	}
+	ours := rt.store.WorktreesDir(id)
 	var out []WorktreeState
-	for branch, head := range heads {
-		if strings.HasPrefix(branch, prefix) {
-			out = append(out, WorktreeState{RunID: id, Orphan: true, KeptWorktree: KeptWorktree{
-				Worktree: Worktree{Status: worktreeKept, Dir: dirOf[branch], Branch: branch, Head: head}}})
+	for _, e := range list {
+		if e.Branch == "" || !within(ours, e.Dir) {
+			continue
 		}
+		out = append(out, WorktreeState{RunID: id, Orphan: true, KeptWorktree: KeptWorktree{
+			Worktree: Worktree{Status: worktreeKept, Dir: e.Dir, Branch: e.Branch, Head: heads[e.Branch]}}})
 	}
 	slices.SortFunc(out, func(a, b WorktreeState) int { return strings.Compare(a.Branch, b.Branch) })
 	return out, nil
@@ -201,7 +203,11 @@ func fillLiveState(ctx context.Context, repo *worktree.Repo, projectHead string,
 		}
 	}
 	if w.Exists && !w.Active {
-		if w.Dirty, err = repo.Attach(w.Dir, w.Branch, w.Base).Dirty(ctx); err != nil {
+		w.Dirty, err = repo.Attach(w.Dir, w.Branch, w.Base).Dirty(ctx)
+		switch {
+		case errors.Is(err, worktree.ErrForeignGitDir):
+			w.Dirty, w.Refused = true, err.Error()
+		case err != nil:
 			return err
 		}
 	}
@@ -270,6 +276,8 @@ func (rt *Runtime) CleanWorktrees(ctx context.Context, id string, branches []str
 			res.Reason = "its call is running in it now"
 		case w.Unsettled && !force:
 			res.Reason = "it holds the uncommitted edits of an interrupted call; resume the run to commit them, or " + forceHint(w)
+		case w.Refused != "" && !force:
+			res.Reason = "its .git was rewritten to point elsewhere, so git cannot say what it holds; look at it, then " + forceHint(w)
 		case w.Dirty && !force:
 			res.Reason = "it has uncommitted edits; commit them, or " + forceHint(w)
 		case !w.Merged && !force:
@@ -312,6 +320,9 @@ func matchesBranch(w WorktreeState, name string) bool {
 
 // removeWorktree deletes a worktree's directory and its branch.
 func (rt *Runtime) removeWorktree(ctx context.Context, w WorktreeState, force bool) error {
+	if w.Dir != "" && !within(rt.store.WorktreesDir(w.RunID), w.Dir) {
+		return fmt.Errorf("%s is not in the worktree directory of run %s (%s); dynworkflow removes only worktrees it made", w.Dir, w.RunID, rt.store.WorktreesDir(w.RunID))
+	}
 	repo, err := rt.repo(ctx)
 	if err != nil {
 		return err
@@ -327,4 +338,23 @@ func (rt *Runtime) removeWorktree(ctx context.Context, w WorktreeState, force bo
 		_ = os.Remove(dir)
 	}
 	return nil
+}
+
+// within reports whether path is dir or inside it.
+// Symbolic links in either are resolved when the paths differ as given
+// (git records some paths resolved).
+func within(dir, path string) bool {
+	if dir == "" || path == "" {
+		return false
+	}
+	inside := func(dir, path string) bool {
+		rel, err := filepath.Rel(dir, path)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	}
+	if inside(dir, path) {
+		return true
+	}
+	rd, err1 := filepath.EvalSymlinks(dir)
+	rp, err2 := filepath.EvalSymlinks(path)
+	return err1 == nil && err2 == nil && inside(rd, rp)
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"syscall"
 	"time"
 )
 
@@ -41,6 +42,9 @@ type Request struct {
 	Dir string
 	// Attempt counts from 1 across retries and schema repairs.
 	Attempt int
+	// Env is added to the environment of the agent's process, for an
+	// executor that starts one: TRACEPARENT, when the run is traced.
+	Env []string
 }
 
 // Usage is normalized token usage. InputTokens includes CachedInputTokens.
@@ -118,9 +122,9 @@ const (
 	// They pause the run (launching more calls would fail the same way)
 	// until the user fixes what Fix says and resumes.
 	Unavailable
-	// Infrastructure failures are ours, not the agent's: our supervisor
-	// died, descriptors, memory or processes ran out, a pipe or a spawn
-	// failed, our own helper could not start. The agent's answer was never
+	// Infrastructure failures are ours, not the agent's: the process
+	// tree was torn down under it, descriptors, memory or processes ran
+	// out, a pipe or a spawn failed, our own helper could not start. The agent's answer was never
 	// in question, so the call is never a terminal failure: it runs again
 	// once the fault clears, and the run pauses with the reason when it
 	// does not.
@@ -167,7 +171,9 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // ClassOf classifies any error: an *Error keeps its class, a context
-// deadline is transient, anything else is terminal.
+// deadline is transient, a system's shortage of descriptors, memory or
+// processes (EMFILE, ENFILE, ENOMEM, EAGAIN, ENOBUFS) is infrastructure,
+// anything else is terminal.
 func ClassOf(err error) Class {
 	var e *Error
 	if errors.As(err, &e) {
@@ -175,6 +181,11 @@ func ClassOf(err error) Class {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return Transient
+	}
+	for _, shortage := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.EAGAIN, syscall.ENOBUFS} {
+		if errors.Is(err, shortage) {
+			return Infrastructure
+		}
 	}
 	return Terminal
 }

@@ -24,7 +24,11 @@ func (r *run) agent(call goja.FunctionCall) goja.Value {
 		r.throw(err)
 	}
 	scope, text := r.scopes.current, prompt.String()
-	return r.start(r.site(), func(done lang.Done) { r.env.Agent(r.ctx, scope, text, opts, done) })
+	ctx := r.ctx
+	if b := r.batches[scope]; b != nil {
+		ctx = lang.WithBatch(ctx, b)
+	}
+	return r.start(r.site(), func(done lang.Done) { r.env.Agent(ctx, scope, text, opts, done) })
 }
 
 // checkpoint(prompt, opts?) asks a human and returns a promise of the answer.

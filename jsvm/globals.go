@@ -17,9 +17,18 @@ func (r *run) setup() error {
 	if err := r.readBuiltins(); err != nil {
 		return err
 	}
+	if err := r.installJSONStringify(); err != nil {
+		return err
+	}
 	r.vm.SetRandSource(func() float64 { return 0 })
 	r.vm.SetTimeSource(func() time.Time { return time.Unix(0, 0).UTC() })
 	r.vm.SetAsyncContextTracker(&r.scopes)
+	if err := r.installRegExpTranslation(); err != nil {
+		return err
+	}
+	if err := r.installIntl(); err != nil {
+		return err
+	}
 	if _, err := r.vm.RunProgram(r.script.prelude); err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func NewWithConfig(c Config) *Host {
 	if c.BusyLimit <= 0 {
 		c.BusyLimit = DefaultBusyLimit
 	}
-	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+intlSource, true), busyLimit: c.BusyLimit}
+	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true), busyLimit: c.BusyLimit}
 }
 
 // Language returns "javascript".

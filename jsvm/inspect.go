@@ -2,7 +2,6 @@ package jsvm
 
 import (
 	"reflect"
-	"strings"
 
 	"github.com/dop251/goja/ast"
 )
@@ -68,11 +67,12 @@ func walk(v reflect.Value, visit func(ast.Node) (more, into bool)) bool {
 
 // checkForbidden rejects constructs that parse but cannot work in a
 // workflow: there is no module system, so require() would only fail later,
-// in the middle of a run; and goja compiles a Unicode property escape
-// (\p{L} under the u flag) into a pattern that never matches, where Node
-// matches, so a script using one would go wrong without a word. The meta, a
-// pure literal already checked, is not walked again: it can be the larger
-// part of the tree.
+// in the middle of a run. And it spells out the Unicode property escapes
+// of regular expression literals (\p{L} under the u flag), which goja
+// compiles into a pattern that never matches where Node matches (see
+// unicode_props.go); a property it does not know is an error here, at
+// load time. The meta, a pure literal already checked, is not walked
+// again: it can be the larger part of the tree.
 func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 	var err error
 	inspect(prog, meta, func(n ast.Node) bool {
@@ -83,11 +83,12 @@ func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 				return false
 			}
 		case *ast.RegExpLiteral:
-			if strings.ContainsAny(n.Flags, "uv") && (strings.Contains(n.Pattern, `\p{`) || strings.Contains(n.Pattern, `\P{`)) {
-				err = src.errorf(src.offset(n.Idx), "spell the class out, as in [A-Za-z\\u00C0-\\u024F], or drop the u flag and use \\w",
-					"Unicode property escapes (\\p{...}) are not supported: goja, the JavaScript engine of this runtime, compiles them into a pattern that never matches")
+			pattern, terr := translateUnicodeProperties(n.Pattern, n.Flags)
+			if terr != nil {
+				err = src.errorf(src.offset(n.Idx), "spell the class out, as in [A-Za-z\\u00C0-\\u024F]", "%s", terr.Error())
 				return false
 			}
+			n.Pattern = pattern
 		}
 		return true
 	})

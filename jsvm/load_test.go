@@ -127,7 +127,14 @@ func TestLoadErrors(t *testing.T) {
 		{"async generator expression", okMeta + "const g = async function* () { yield 1 }\n", "2:11: async generators (async function*, async *method()) are not supported"},
 		{"async generator method", okMeta + "const o = {\n  async *items() { yield 1 },\n}\n", "3:10: async generators (async function*, async *method()) are not supported"},
 		{"async generator in a class", okMeta + "class Feed { async *items() { yield 1 } }\n", "2:14: async generators (async function*, async *method()) are not supported"},
-		{"unicode property escape", okMeta + "const words = text.match(/\\p{L}+/gu)\n", "2:26: Unicode property escapes (\\p{...}) are not supported: goja, the JavaScript engine of this runtime, compiles them into a pattern that never matches (spell the class out"},
+		{"unknown unicode property", okMeta + "const words = text.match(/\\p{Nope}+/gu)\n", `2:26: Invalid regular expression: /\p{Nope}+/gu: Invalid property name "Nope"`},
+		{"emoji property", okMeta + "const e = /\\p{Emoji}/u\n", `2:11: Invalid regular expression: /\p{Emoji}/u: \p{Emoji} is not supported: this runtime has no emoji property tables`},
+		{"await in a function that is not async", okMeta + "function review(file) {\n  const r = await agent('review ' + file)\n  return r\n}\n",
+			"3:13: SyntaxError: await is only valid in async functions and at the top level of the script: the function around it is not async (make that function async"},
+		{"await in an arrow that is not async", okMeta + "const xs = [1].map(x => { return await agent('x' + x) })\n",
+			"2:34: SyntaxError: await is only valid in async functions"},
+		{"await of a member in a callback", okMeta + "items.forEach(function (i) { await agent.call(null, i) })\n",
+			"2:30: SyntaxError: await is only valid in async functions"},
 		{"for await", okMeta + "for await (const x of feed()) log(x)\n", "2:5: for await...of is not supported: goja, the JavaScript engine of this runtime, cannot run it (loop with for (const p of promises)"},
 
 		// Plain syntax errors.

@@ -40,6 +40,10 @@ type run struct {
 	// pending holds the calls in flight, by their promises.
 	pending map[*goja.Object]*pending
 
+	// batches holds the lang.Batch of the scopes of fan-out branches in
+	// flight: a call made in one of them carries it (see fanout).
+	batches map[lang.Scope]*lang.Batch
+
 	// busy times the script's stretches of computing (see busy.go).
 	busy busyClock
 
@@ -55,6 +59,7 @@ func newRun(ctx context.Context, s *Script, env lang.Env) *run {
 		inbox:        newInbox(env.Scheduler().NewWake()),
 		engineErrors: map[*goja.Object]engineError{},
 		pending:      map[*goja.Object]*pending{},
+		batches:      map[lang.Scope]*lang.Batch{},
 	}
 }
 
@@ -107,8 +112,12 @@ func (r *run) run() (json.RawMessage, error) {
 // until the body has settled and nothing is in flight. Settling a promise
 // from outside JavaScript runs goja's job queue, so each answer runs every
 // continuation it unblocks before the next one is handed over.
+//
+// A body that threw ends the run at once, whatever is still in flight: the
+// run has failed, and the engine cancels the calls left, as the Node
+// runtime aborts them once an error escapes the script.
 func (r *run) loop(body *goja.Promise) error {
-	for body.State() == goja.PromiseStatePending || r.inflight > 0 {
+	for body.State() == goja.PromiseStatePending || (r.inflight > 0 && body.State() != goja.PromiseStateRejected) {
 		if r.inflight == 0 {
 			return &lang.Error{File: r.script.src.path,
 				Message: "the script is waiting for a promise that nothing will ever settle",
@@ -122,6 +131,9 @@ func (r *run) loop(body *goja.Promise) error {
 		for _, settle := range r.inbox.take() {
 			if r.ctx.Err() != nil {
 				return r.stopped()
+			}
+			if body.State() == goja.PromiseStateRejected {
+				return nil
 			}
 			if err := settle(); err != nil {
 				return r.fatal(err)

@@ -82,8 +82,8 @@ func syntaxError(src *source, err error) error {
 	case hasWord(rest, "export"):
 		return src.errorf(off, "remove the export keyword; only meta is exported", "export is only allowed on meta")
 	}
-	if msg, hint := unsupported(first.Message, src.text, off); msg != "" {
-		return src.errorf(off, hint, "%s", msg)
+	if msg, hint, at := unsupported(first.Message, src.text, off); msg != "" {
+		return src.errorf(at, hint, "%s", msg)
 	}
 	if what := typeScript(src.text, off); what != "" {
 		return src.errorf(off, tsHint, "TypeScript syntax is not supported; workflow scripts are plain JavaScript: found %s", what)
@@ -101,8 +101,8 @@ func compileError(src *source, err error) error {
 	var syn *goja.CompilerSyntaxError
 	if errors.As(err, &syn) && syn.File != nil {
 		off := syn.Offset - len(bodyPrefix)
-		if msg, hint := unsupported(syn.Message, src.text, off); msg != "" {
-			return src.errorf(off, hint, "%s", msg)
+		if msg, hint, at := unsupported(syn.Message, src.text, off); msg != "" {
+			return src.errorf(at, hint, "%s", msg)
 		}
 		return src.errorf(off, "", "SyntaxError: %s", syn.Message)
 	}
@@ -123,15 +123,38 @@ const (
 // unsupported recognises, from the parser's message and the text at off,
 // the syntax goja cannot run though Node can, and says so plainly: goja
 // calls an async generator "not supported yet", and fails on for await
-// and on an async generator method with a bare "Unexpected token".
-func unsupported(parserMsg, text string, off int) (msg, hint string) {
+// and on an async generator method with a bare "Unexpected token"; and
+// an await in a function that is not async, where await is a plain name,
+// so that await agent(...) is two names in a row: "Unexpected identifier".
+// at is where to point: off, or the await.
+func unsupported(parserMsg, text string, off int) (msg, hint string, at int) {
 	before := strings.TrimRight(text[:min(max(off, 0), len(text))], " \t\r\n")
 	switch {
 	case strings.Contains(parserMsg, "Async generators are not supported"),
 		parserMsg == "Unexpected token *" && strings.HasSuffix(strings.TrimRight(before, " \t\r\n*"), "async"):
-		return asyncGeneratorMsg, asyncGeneratorHint
+		return asyncGeneratorMsg, asyncGeneratorHint, off
 	case parserMsg == "Unexpected token await" && strings.HasSuffix(before, "for"):
-		return forAwaitMsg, forAwaitHint
+		return forAwaitMsg, forAwaitHint, off
+	case strings.HasPrefix(parserMsg, "Unexpected") && endsWithWord(before, "await"):
+		return awaitMsg, awaitHint, len(before) - len("await")
 	}
-	return "", ""
+	return "", "", off
+}
+
+const (
+	awaitMsg  = "SyntaxError: await is only valid in async functions and at the top level of the script: the function around it is not async"
+	awaitHint = "make that function async (async function name() {...}, async (x) => ...) and await its calls, or move the await to the top level"
+)
+
+// endsWithWord reports whether s ends with word as a whole word.
+func endsWithWord(s, word string) bool {
+	if !strings.HasSuffix(s, word) {
+		return false
+	}
+	rest := s[:len(s)-len(word)]
+	if rest == "" {
+		return true
+	}
+	c := rest[len(rest)-1]
+	return !(c == '_' || c == '$' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
 }

@@ -23,9 +23,34 @@ type Meta struct {
 	Description string  `json:"description"`
 	WhenToUse   string  `json:"whenToUse,omitempty"`
 	Phases      []Phase `json:"phases,omitempty"`
+	// Model is the model of the script's agent calls that name none and
+	// whose phase names none (see ModelFor).
+	Model string `json:"model,omitempty"`
+	// MaxCost is the script's own dollar cap (meta.maxCost), which a run
+	// that gives none (--max-cost) takes; 0 for none.
+	MaxCost float64 `json:"maxCost,omitempty"`
 }
 
-// Phase labels a progress group. Model is a display label only.
+// ModelFor is the model meta routes a call in phase to, "" for none: the
+// model of the declared phase titled exactly phase, else meta.model. A
+// call outside any phase() is routed by the first declared phase, under
+// which it runs. This is the Node runtime's routing (its
+// resolveModelForPhase over meta.phases[].model and meta.model); a
+// call's own model option beats it, and it beats the run's default.
+func (m Meta) ModelFor(phase string) string {
+	if phase == "" && len(m.Phases) > 0 {
+		phase = m.Phases[0].Title
+	}
+	for _, p := range m.Phases {
+		if p.Model != "" && p.Title == phase {
+			return p.Model
+		}
+	}
+	return m.Model
+}
+
+// Phase labels a progress group; its Model routes the phase's agent calls
+// (see Meta.ModelFor).
 type Phase struct {
 	Title  string `json:"title"`
 	Detail string `json:"detail,omitempty"`
@@ -72,8 +97,11 @@ type Script interface {
 	Files() []string
 	// Run executes the script against env and returns its result as JSON
 	// ("null" for no result). It returns when the script's body has returned
-	// and every call it started has settled, or when ctx is done; an error
-	// thrown by the script is returned as an *Error with a position.
+	// and every call it started has settled, when the body has thrown, or
+	// when ctx is done; an error thrown by the script is returned as an
+	// *Error with a position. Once the body has thrown, what it left
+	// running (calls, branches) is abandoned: the caller ends it by
+	// cancelling ctx.
 	Run(ctx context.Context, env Env) (json.RawMessage, error)
 }
 

@@ -123,6 +123,16 @@ func DecodeMeta(m Literal, n Notation) (Meta, error) {
 	if meta.WhenToUse, err = n.text(m, "whenToUse", "meta.whenToUse", false); err != nil {
 		return meta, err
 	}
+	if meta.Model, err = n.text(m, "model", "meta.model", false); err != nil {
+		return meta, err
+	}
+	if v, ok := m.get("maxCost"); ok {
+		usd, isNum := v.Value.(float64)
+		if !isNum || usd < 0 {
+			return meta, v.Pos.Errorf("", "meta.maxCost must be a number of dollars, 0 or more")
+		}
+		meta.MaxCost = usd
+	}
 	phases, ok := m.get("phases")
 	if !ok {
 		return meta, nil

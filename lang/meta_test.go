@@ -28,3 +28,17 @@ func TestDecodeMeta(t *testing.T) {
 		t.Errorf("Concat error = %v", err)
 	}
 }
+
+// ModelFor routes as the Node runtime's resolveModelForPhase: an exact
+// phase title with a model, else meta.model; no phase means the first.
+func TestMetaModelFor(t *testing.T) {
+	m := Meta{Model: "sonnet", Phases: []Phase{{Title: "Design", Model: "opus"}, {Title: "Build"}, {Title: "design", Model: "haiku"}}}
+	for phase, want := range map[string]string{"": "opus", "Design": "opus", "Build": "sonnet", "design": "haiku", "Other": "sonnet", "DESIGN": "sonnet"} {
+		if got := m.ModelFor(phase); got != want {
+			t.Errorf("ModelFor(%q) = %q, want %q", phase, got, want)
+		}
+	}
+	if got := (Meta{Phases: []Phase{{Title: "A"}}}).ModelFor("A"); got != "" {
+		t.Errorf("no models: %q", got)
+	}
+}

@@ -76,6 +76,10 @@ func NewCheckpoints() *Checkpoints {
 	return &Checkpoints{pending: map[string]*pendingCheckpoint{}}
 }
 
+// Attach sets the bus the broker publishes on, for a runtime that serves
+// no API (a run asking in its terminal): a server attaches its own.
+func (c *Checkpoints) Attach(bus *engine.Bus) { c.attach(bus) }
+
 // attach sets the bus the broker publishes on; the runtime that owns the
 // bus is created after the broker.
 func (c *Checkpoints) attach(bus *engine.Bus) {
@@ -126,6 +130,24 @@ func (c *Checkpoints) Pending() []Checkpoint {
 	}
 	c.mu.Unlock()
 	slices.SortFunc(out, func(a, b Checkpoint) int {
+		if d := a.CreatedAt.Compare(b.CreatedAt); d != 0 {
+			return d
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// pendingRequests lists the open checkpoints with their requests, oldest
+// first.
+func (c *Checkpoints) pendingRequests() []pendingCheckpoint {
+	c.mu.Lock()
+	out := make([]pendingCheckpoint, 0, len(c.pending))
+	for _, p := range c.pending {
+		out = append(out, pendingCheckpoint{Checkpoint: p.Checkpoint, req: p.req})
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b pendingCheckpoint) int {
 		if d := a.CreatedAt.Compare(b.CreatedAt); d != 0 {
 			return d
 		}

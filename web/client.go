@@ -170,6 +170,7 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any) 
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", MediaType)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

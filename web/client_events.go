@@ -103,7 +103,7 @@ func (c *Client) streamOnce(ctx context.Context, since string, runID string, fn 
 	if since != "" {
 		req.Header.Set("Last-Event-ID", since)
 	}
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", "text/event-stream, "+MediaType)
 	res, err := c.http.Do(req)
 	if err != nil {
 		return false, err

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,15 +22,45 @@ import (
 // Descriptor is runtime.json: how another process finds the project's
 // live runtime and proves itself to it. It holds the token, so it is
 // written with mode 0600.
+//
+// It carries the Node runtime's descriptor fields too (host, port,
+// authToken, descriptorPath, beside protocolVersion, pid, cwd and
+// startedAt, which both name alike), so that its CLI and client
+// (discoverStandaloneRuntime) find a dynworkflow serve; and one the Node
+// runtime wrote, which has only those, is read as such (WrittenByNode).
 type Descriptor struct {
 	ProtocolVersion int       `json:"protocolVersion"`
 	PID             int       `json:"pid"`
-	Address         string    `json:"address"` // host:port
-	URL             string    `json:"url"`
-	Token           string    `json:"token"`
+	Address         string    `json:"address,omitempty"` // host:port
+	URL             string    `json:"url,omitempty"`
+	Token           string    `json:"token,omitempty"`
 	Cwd             string    `json:"cwd"`
-	ProjectID       string    `json:"projectId"`
+	ProjectID       string    `json:"projectId,omitempty"`
 	StartedAt       time.Time `json:"startedAt"`
+
+	// The Node runtime's names.
+	Host           string `json:"host"`
+	Port           int    `json:"port"`
+	AuthToken      string `json:"authToken"`
+	DescriptorPath string `json:"descriptorPath"`
+}
+
+// WrittenByNode reports whether the Node runtime wrote d: it names its
+// server by host, port and authToken only.
+func (d Descriptor) WrittenByNode() bool {
+	return d.Token == "" && d.Address == "" && d.AuthToken != ""
+}
+
+// NewDescriptor describes the runtime of this process serving cwd (of
+// project projectID) on addr with token, whose descriptor is at path.
+func NewDescriptor(path, addr, token, cwd, projectID string, pid int, started time.Time) Descriptor {
+	host, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return Descriptor{
+		ProtocolVersion: ProtocolVersion, PID: pid, Address: addr, URL: "http://" + addr, Token: token,
+		Cwd: cwd, ProjectID: projectID, StartedAt: started.UTC(),
+		Host: host, Port: n, AuthToken: token, DescriptorPath: path,
+	}
 }
 
 // DashboardURL is the link to the dashboard, token included. The token

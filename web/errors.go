@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -93,6 +94,7 @@ func classify(err error) *apiError {
 	case errors.Is(err, engine.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		status, code = http.StatusNotFound, codeNotFound
 	case errors.Is(err, engine.ErrNotResumable), errors.Is(err, engine.ErrNotRunning), errors.Is(err, engine.ErrRunning),
+		errors.Is(err, engine.ErrCallNotRunning),
 		errors.Is(err, store.ErrLeased), errors.Is(err, store.ErrForeignRun):
 		status, code = http.StatusConflict, codeConflict
 	case errors.Is(err, executors.ErrUnknownExecutor):
@@ -103,6 +105,22 @@ func classify(err error) *apiError {
 		status, code = http.StatusBadRequest, codeBadScript
 	}
 	return &apiError{status: status, code: code, message: err.Error(), err: err}
+}
+
+// SeedErrorBody is an error in the Node runtime's shape, {"error":
+// "message"}, with our code and position beside it.
+type SeedErrorBody struct {
+	Error    string `json:"error"`
+	Code     string `json:"code"`
+	Position string `json:"position,omitempty"`
+}
+
+func seedError(ae *apiError) SeedErrorBody {
+	msg := ae.message
+	if ae.position != "" && !strings.Contains(msg, ae.position) {
+		msg = ae.position + ": " + msg
+	}
+	return SeedErrorBody{Error: msg, Code: ae.code, Position: ae.position}
 }
 
 func fromEcho(he *echo.HTTPError) *apiError {
@@ -142,10 +160,13 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if ae.status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="dynworkflow"`)
 	}
-	body := ErrorBody{Error: ErrorInfo{Code: ae.code, Message: ae.message, Position: ae.position}}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(ae.status)
 		return
 	}
-	_ = c.JSON(ae.status, body)
+	if !wantsOurs(c) {
+		_ = c.JSON(ae.status, seedError(ae))
+		return
+	}
+	_ = c.JSON(ae.status, ErrorBody{Error: ErrorInfo{Code: ae.code, Message: ae.message, Position: ae.position}})
 }

@@ -186,6 +186,7 @@ func TestStreamCap(t *testing.T) {
 	open := func() *http.Response {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+s.addr+"/api/events", nil)
 		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Accept", web.MediaType)
 		res, err := http.DefaultTransport.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
@@ -40,6 +41,7 @@ type fixtureConfig struct {
 	ring      int
 	keepalive time.Duration
 	buffer    int
+	prices    *cost.Table
 }
 
 func newFixture(t *testing.T, fc fixtureConfig) *fixture {
@@ -54,7 +56,7 @@ func newFixture(t *testing.T, fc fixtureConfig) *fixture {
 	rt, err := engine.New(engine.Config{
 		Store: st, Hosts: lang.NewRegistry(jsvm.New()),
 		Executors: executors.NewSet(gates.Wrap(simulate.New(simulate.Config{}))), Cwd: dir,
-		Responder: cps, EventRing: fc.ring,
+		Responder: cps, EventRing: fc.ring, Prices: fc.prices,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +123,8 @@ func (f *fixture) do(r request) response {
 	if r.body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	// Our representations, unless the test asks for another.
+	req.Header.Set("Accept", web.MediaType)
 	for k, v := range r.header {
 		req.Header.Set(k, v)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -66,12 +67,22 @@ type RunOptions struct {
 	AgentRetries   *int    `json:"agentRetries,omitempty"`
 	AgentTimeoutMs *int64  `json:"agentTimeoutMs,omitempty"`
 	TokenBudget    *int64  `json:"tokenBudget,omitempty"`
+	// MaxCost is the dollar cap (null or 0: none); ConfirmAbove makes a
+	// run whose forecast passes it ask before its first agent (a
+	// checkpoint at /confirm-cost).
+	MaxCost      *float64 `json:"maxCost,omitempty"`
+	ConfirmAbove *float64 `json:"confirmAbove,omitempty"`
+	// Routes send calls to other models, each "SELECTOR=MODEL" or
+	// {match, phase, model, effort, executor}; they replace the run's own
+	// routes and come before the project's and the user's.
+	Routes []json.RawMessage `json:"routes,omitempty"`
+	routes []callpolicy.Route
 }
 
 // runOptionNames are the keys of an options object: ours, then the Node
 // runtime's where they differ.
 var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget", "model", "permissions",
-	"defaultExecutor", "autoResume"}
+	"maxCost", "confirmAbove", "routes", "defaultExecutor", "autoResume"}
 
 // UnmarshalJSON reads an options object. The Node runtime's names are
 // accepted: defaultExecutor for executor, and autoResume, which changes
@@ -112,12 +123,27 @@ func (o *RunOptions) UnmarshalJSON(b []byte) error {
 		}
 		return decode(name, dst)
 	}
+	noneUSD := func(name string, dst **float64) error {
+		if v, ok := fields[name]; ok && string(bytes.TrimSpace(v)) == "null" {
+			*dst = new(float64)
+			return nil
+		}
+		return decode(name, dst)
+	}
 	var autoResume *bool
 	err := errors.Join(decode("executor", &o.Executor), decode("model", &o.Model), decode("permissions", &o.Permissions), decode("concurrency", &o.Concurrency), decode("maxAgents", &o.MaxAgents),
 		decode("maxItems", &o.MaxItems), decode("agentRetries", &o.AgentRetries), none("agentTimeoutMs", &o.AgentTimeoutMs),
-		none("tokenBudget", &o.TokenBudget), decode("autoResume", &autoResume))
+		none("tokenBudget", &o.TokenBudget), decode("autoResume", &autoResume), noneUSD("maxCost", &o.MaxCost),
+		noneUSD("confirmAbove", &o.ConfirmAbove), decode("routes", &o.Routes))
 	if err != nil {
 		return err
+	}
+	for i, raw := range o.Routes {
+		r, err := callpolicy.ParseRouteJSON(raw)
+		if err != nil {
+			return fmt.Errorf("option routes[%d]: %w", i, err)
+		}
+		o.routes = append(o.routes, r)
 	}
 	var def *string
 	if err := decode("defaultExecutor", &def); err != nil {
@@ -168,6 +194,24 @@ func (o *RunOptions) Apply(opts *engine.Options) {
 	if o.TokenBudget != nil {
 		opts.TokenBudget = *o.TokenBudget
 	}
+	if o.MaxCost != nil {
+		opts.MaxCostUSD = *o.MaxCost
+	}
+	if o.ConfirmAbove != nil {
+		opts.ConfirmAboveUSD = *o.ConfirmAbove
+	}
+	if o.Routes != nil {
+		routes := o.routes
+		if routes == nil {
+			// Built here rather than decoded (the CLI's own options).
+			for _, raw := range o.Routes {
+				if r, err := callpolicy.ParseRouteJSON(raw); err == nil {
+					routes = append(routes, r)
+				}
+			}
+		}
+		opts.Routes = callpolicy.WithRunRoutes(opts.Routes, routes)
+	}
 }
 
 // StartResponse answers POST /api/runs and POST /api/runs/{id}/resume.
@@ -181,6 +225,14 @@ type StartResponse struct {
 	// Epoch is the execution started: 0 for a new run, +1 per resume. Its
 	// run.status event carries the same epoch.
 	Epoch int `json:"epoch"`
+}
+
+// ResumeResponse answers POST /api/runs/{id}/resume: the run started,
+// and ok and action as the Node runtime's client reads them.
+type ResumeResponse struct {
+	StartResponse
+	OK     bool   `json:"ok"`
+	Action string `json:"action"`
 }
 
 // ActionResponse answers pause, stop and delete.

@@ -29,7 +29,11 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/api/runs/:id/pause", s.pauseRun},
 		{http.MethodPost, "/api/runs/:id/resume", s.resumeRun},
 		{http.MethodPost, "/api/runs/:id/stop", s.stopRun},
+		{http.MethodPost, "/api/runs/:id/calls/stop", s.stopCall},
+		{http.MethodPost, "/api/runs/:id/calls/restart", s.restartCall},
+		{http.MethodPost, "/api/runs/:id/fork", s.forkRun},
 		{http.MethodGet, "/api/checkpoints", s.listCheckpoints},
 		{http.MethodPost, "/api/checkpoints/:id/respond", s.respondCheckpoint},
+		{http.MethodGet, metricsPath, s.serveMetrics},
 	}
 }

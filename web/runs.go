@@ -54,12 +54,20 @@ func (s *Server) getRun(c echo.Context) error {
 			return err
 		}
 		if ok {
-			return c.JSON(http.StatusOK, d)
+			return s.writeRun(c, d)
 		}
 	}
 	d, err := s.rt.Inspect(id)
 	if err != nil {
 		return err
+	}
+	return s.writeRun(c, d)
+}
+
+// writeRun answers GET /api/runs/{id} in the dialect the client asked for.
+func (s *Server) writeRun(c echo.Context, d *engine.Detail) error {
+	if !wantsOurs(c) {
+		return c.JSON(http.StatusOK, seedRunOf(d))
 	}
 	return c.JSON(http.StatusOK, d)
 }
@@ -106,7 +114,7 @@ func (s *Server) start(c echo.Context, req StartRequest) (StartResponse, error) 
 		return StartResponse{}, err
 	}
 	opts := s.cfg.Defaults
-	if opts == (engine.Options{}) {
+	if opts.Executor == "" && opts.Concurrency == 0 {
 		opts = engine.DefaultOptions()
 	}
 	req.Options.Apply(&opts)
@@ -158,14 +166,39 @@ func (s *Server) resumeRun(c echo.Context) error {
 		return optErr
 	}
 	if err != nil {
-		return err
+		return seedRefusal(c, "resume", id, err)
 	}
 	s.summaries.invalidate()
-	return c.JSON(http.StatusAccepted, StartResponse{RunID: r.ID(), Status: string(engine.StatusRunning), Sequence: seq, Epoch: r.Outcome().Epoch})
+	return c.JSON(http.StatusAccepted, ResumeResponse{
+		StartResponse: StartResponse{RunID: r.ID(), Status: string(engine.StatusRunning), Sequence: seq, Epoch: r.Outcome().Epoch},
+		OK:            true, Action: "resume",
+	})
 }
 
 func (s *Server) pauseRun(c echo.Context) error {
 	return s.action(c, "pause", s.rt.Pause)
+}
+
+// seedRefusal answers a refused pause, resume, stop or delete as the Node
+// runtime does, whose client reads {ok: false} from it: 409 for pause,
+// resume and stop of a run that cannot (an unknown one included), 404 for
+// deleting an unknown run; ok false with our error beside it. Other
+// failures (a bad id, a bad script, shutting down) stay errors.
+func seedRefusal(c echo.Context, action, id string, err error) error {
+	if wantsOurs(c) {
+		return err
+	}
+	ae := classify(err)
+	status := ae.status
+	switch {
+	case action == "delete" && status == http.StatusNotFound:
+	case action != "delete" && (status == http.StatusNotFound || status == http.StatusConflict):
+		status = http.StatusConflict
+	default:
+		return err
+	}
+	body := seedError(ae)
+	return c.JSON(status, map[string]any{"ok": false, "runId": id, "action": action, "error": body.Error, "code": body.Code})
 }
 
 func (s *Server) stopRun(c echo.Context) error {
@@ -192,7 +225,7 @@ func (s *Server) action(c echo.Context, name string, do func(id string) error) e
 		return err
 	}
 	if err := do(id); err != nil {
-		return err
+		return seedRefusal(c, name, id, err)
 	}
 	s.summaries.invalidate()
 	status := http.StatusAccepted
@@ -205,6 +238,12 @@ func (s *Server) action(c echo.Context, name string, do func(id string) error) e
 func (s *Server) respondCheckpoint(c echo.Context) error {
 	id, err := url.PathUnescape(c.Param("id"))
 	if err != nil || !validCheckpointID(id) {
+		if !wantsOurs(c) {
+			// The Node runtime's ids are any string: one that is none of
+			// ours is a checkpoint nobody waits on.
+			return c.JSON(http.StatusNotFound, map[string]any{"ok": false, "checkpointId": c.Param("id"),
+				"error": fmt.Sprintf("no pending checkpoint %s", c.Param("id")), "code": codeNotFound})
+		}
 		return newAPIError(http.StatusBadRequest, codeBadID, "%q is not a checkpoint id", c.Param("id"))
 	}
 	var req RespondRequest
@@ -213,9 +252,12 @@ func (s *Server) respondCheckpoint(c echo.Context) error {
 	}
 	cp, err := s.checkpoints.Respond(id, req.Value)
 	if err != nil {
+		if ae := classify(err); ae.status == http.StatusNotFound && !wantsOurs(c) {
+			return c.JSON(http.StatusNotFound, map[string]any{"ok": false, "checkpointId": id, "error": ae.message, "code": ae.code})
+		}
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"ok": true, "checkpoint": cp})
+	return c.JSON(http.StatusOK, map[string]any{"ok": true, "checkpointId": id, "checkpoint": cp})
 }
 
 // loadScript loads script text, a saved workflow by name, or a file. Every

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/web/metrics"
 )
 
 // ProtocolVersion is the version of the HTTP API and of runtime.json.
@@ -41,6 +42,10 @@ type Config struct {
 	Version string
 	// StartedAt is when the runtime started; zero means now.
 	StartedAt time.Time
+	// PID is the pid users know the runtime by, which /api/health and the
+	// overview report: the process they started, which may be the
+	// runtime's parent (proc.RunAncestor); zero means ours.
+	PID int
 	// Keepalive is how often an idle event stream gets a comment; zero
 	// means 15 s.
 	Keepalive time.Duration
@@ -68,6 +73,10 @@ type Config struct {
 	// Elsewhere lists and shows the project's runs that execute outside
 	// this runtime; nil means there are none.
 	Elsewhere RunSource
+	// Metrics counts the runtime's work for /metrics; nil means a new set
+	// without the journal's fsync latency (which needs the runtime's
+	// Config.ObserveFsync set to Metrics.ObserveFsync).
+	Metrics *metrics.Metrics
 }
 
 // responseTimeout bounds the writing of a response other than an event
@@ -102,6 +111,7 @@ type Server struct {
 	// encoded holds recent events as JSON, shared by every stream: a large
 	// event is encoded and held once, not once per stream.
 	encoded *eventCache
+	metrics *metrics.Metrics
 }
 
 // New returns a server for cfg.
@@ -149,6 +159,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, requests: newIdempotency(1024), checkpoints: cp,
 		summaries: newSummariesCache(cfg.Runtime, cfg.Elsewhere, log), epoch: newEpoch(), encoded: newEventCache()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
+	s.setUpMetrics(cfg.Metrics)
 	s.echo = s.newEcho()
 	return s, nil
 }
@@ -178,8 +189,18 @@ func (s *Server) newEcho() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	public := func(c echo.Context) bool { return !strings.HasPrefix(c.Request().URL.Path, "/api/") }
+	public := func(c echo.Context) bool {
+		p := c.Request().URL.Path
+		return !strings.HasPrefix(p, "/api/") && p != metricsPath
+	}
 	e.Pre(SecureHeaders(SecureHeadersConfig{}))
+	// The representation depends on Accept (see seedapi.go).
+	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
+			return next(c)
+		}
+	})
 	e.Use(
 		LoopbackHost(LoopbackHostConfig{}),
 		SameOrigin(SameOriginConfig{}),

@@ -64,15 +64,23 @@ type State struct {
 
 func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, Health{
-		OK: true, ProtocolVersion: ProtocolVersion, PID: os.Getpid(), Cwd: s.cfg.Cwd,
+		OK: true, ProtocolVersion: ProtocolVersion, PID: s.pid(), Cwd: s.cfg.Cwd,
 		ProjectID: s.rt.Store().ProjectID(), Version: s.cfg.Version, StartedAt: s.cfg.StartedAt.UTC(),
 		Streams: s.activeSSE.Load(),
 	})
 }
 
 func (s *Server) runtimeInfo(seq int64) RuntimeInfo {
-	return RuntimeInfo{PID: os.Getpid(), ProtocolVersion: ProtocolVersion, Version: s.cfg.Version,
+	return RuntimeInfo{PID: s.pid(), ProtocolVersion: ProtocolVersion, Version: s.cfg.Version,
 		StartedAt: s.cfg.StartedAt.UTC(), Sequence: seq, Epoch: s.epoch}
+}
+
+// pid is the pid users know the runtime by.
+func (s *Server) pid() int {
+	if s.cfg.PID != 0 {
+		return s.cfg.PID
+	}
+	return os.Getpid()
 }
 
 func (s *Server) project() Project {
@@ -80,6 +88,13 @@ func (s *Server) project() Project {
 }
 
 func (s *Server) overview(c echo.Context) error {
+	if !wantsOurs(c) {
+		runs, seq, err := s.summaries.current()
+		if err != nil {
+			return err
+		}
+		return s.seedOverview(c, runs, seq)
+	}
 	runs, seq, err := s.summaries.get()
 	if err != nil {
 		return err
@@ -121,6 +136,9 @@ func (s *Server) state(c echo.Context) error {
 			continue
 		}
 		runs = append(runs, d)
+	}
+	if !wantsOurs(c) {
+		return s.seedState(c, seq, runs)
 	}
 	return c.JSON(http.StatusOK, State{
 		Project: s.project(), Runtime: s.runtimeInfo(seq), Runs: runs, Checkpoints: s.checkpoints.Pending(),

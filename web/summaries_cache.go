@@ -68,6 +68,20 @@ func (c *summariesCache) staleLocked() bool {
 	return c.err != nil || age >= c.maxAge || age >= c.minAge && c.rt.Events().Sequence() != c.seq
 }
 
+// current returns a listing that reflects every event published before
+// the call: the latest one when nothing happened since it was made, else
+// a new one, waited for. A client that polls one run to its end and then
+// lists (the Node runtime's client does) sees the end in the list.
+func (c *summariesCache) current() (json.RawMessage, int64, error) {
+	c.mu.Lock()
+	behind := c.stored == 0 || c.seq < c.rt.Events().Sequence()
+	c.mu.Unlock()
+	if behind {
+		c.invalidate()
+	}
+	return c.get()
+}
+
 // invalidate makes the next get wait for a listing started after now.
 func (c *summariesCache) invalidate() {
 	c.mu.Lock()

@@ -88,14 +88,15 @@ func parseAgentOutcome(t *testing.T, r result) agentOutcome {
 	return o
 }
 
-// writeConfig writes the project's executor configuration.
+// writeConfig writes the project's executor configuration, and allows it
+// as its user would.
 func (e *env) writeConfig(v any) {
 	e.t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.write(".dynworkflow/executors.json", string(b))
+	e.writeAllowed(".dynworkflow/executors.json", string(b))
 }
 
 // fakeAgents starts a fake model server and configures, in the project's
@@ -239,7 +240,7 @@ func TestUnavailableExecutorPausesTheRun(t *testing.T) {
 	}
 
 	// 2. The binary is back; the model starts refusing the key mid-run.
-	e.write(".dynworkflow/executors.json", string(good))
+	e.writeAllowed(".dynworkflow/executors.json", string(good))
 	p := e.start("resume", id, "--json")
 	p.waitFinished(journal, 16)
 	srv.Force(fakemodel.Err401)
@@ -617,7 +618,7 @@ func TestDoctorReportsConfiguration(t *testing.T) {
 			t.Errorf("doctor's report lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	e.write(".dynworkflow/executors.json", "{\n  \"executors\": {\"codex\": {\"modle\": \"x\"}}\n}\n")
+	e.writeAllowed(".dynworkflow/executors.json", "{\n  \"executors\": {\"codex\": {\"modle\": \"x\"}}\n}\n")
 	r = e.dw("doctor")
 	expectCode(t, r, 1)
 	if !strings.Contains(r.stdout, ".dynworkflow/executors.json:2:") || !strings.Contains(r.stdout, `unknown field "modle"`) {

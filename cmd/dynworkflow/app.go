@@ -41,6 +41,14 @@ type app struct {
 	// config is the executor configuration, read once (executorConfig).
 	config    *execconfig.Config
 	configErr error
+	// warned holds the lines already printed about project files that
+	// are not allowed, so each is printed once.
+	warned map[string]bool
+
+	// trace is --trace; tracing exports the runs of this process's
+	// runtime when tracing is on (tracing.go, tracing_lean.go).
+	trace   bool
+	tracing tracingState
 
 	// handedOver is the build without Temporal that started this process
 	// in its place to run a Temporal command (companion.go); empty when
@@ -140,6 +148,9 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 	}
 	log := slog.New(sinkHandler{slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: level}), a.logs})
 	conf, err := a.executorConfig(cwd)
+	if err == nil {
+		err = a.projectFile(conf.NotAllowed, strict)
+	}
 	if err != nil {
 		if strict {
 			return nil, err
@@ -147,18 +158,43 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 		fmt.Fprintln(a.stderr, "dynworkflow: warning:", err)
 		conf = execconfig.BuiltInOnly(builtIns)
 	}
+	if strict {
+		a.warnPromptInArgs(conf)
+	}
+	prices, err := execconfig.LoadPrices(execconfig.UserConfigFile("prices.json"))
+	if err != nil {
+		if strict {
+			return nil, &exitError{code: exitFailed, err: err}
+		}
+		fmt.Fprintln(a.stderr, "dynworkflow: warning:", err)
+		prices = nil // the built-in table
+	}
 	// Opening the child registry reaps the agents a killed dynworkflow
 	// left running, before anything new starts.
 	reg := a.openChildren(context.Background(), root, log)
 	cfg := engine.Config{
 		Store:     st,
 		Hosts:     a.hosts(),
-		Executors: executorSet(conf, sim, reg, log),
+		Executors: executorSet(conf, sim, reg, log, filepath.Join(root, scratchDir)),
 		Restore:   restorer(reg, log),
 		Cwd:       cwd,
 		Logger:    log,
 		EventRing: localEventRing,
+		Prices:    prices,
 	}
 	configure(&cfg)
-	return engine.New(cfg)
+	var follow func(*engine.Bus)
+	if strict {
+		if follow, err = a.setUpTracing(&cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	rt, err := engine.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if follow != nil {
+		follow(rt.Events())
+	}
+	return rt, nil
 }

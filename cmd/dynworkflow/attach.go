@@ -28,6 +28,11 @@ func (a *app) attach(ctx context.Context, cl *web.Client, start web.StartRespons
 	run := &remoteRun{followedRun{id: start.RunID}}
 	run.progress.Status, run.progress.Started = engine.StatusRunning, time.Now()
 	view := newProgressView(a.stderr, a.json, a.logs)
+	// Its questions are asked here too; respond and the dashboard may
+	// answer them first.
+	view.askIn(a, func(ctx context.Context, cp web.Checkpoint, value json.RawMessage) error {
+		return cl.Respond(ctx, cp.ID, value)
+	})
 	view.start(run)
 
 	streamCtx, cancel := context.WithCancel(ctx)
@@ -136,6 +141,10 @@ func (r *remoteRun) apply(ctx context.Context, cl *web.Client, view *progressVie
 		r.progress.Started = ev.Timestamp
 	case engine.PhasePayload:
 		r.progress.Phase = p.Title
+	case engine.SpendPayload:
+		// The run's own total, every execution and failed attempt
+		// included, rather than the finished calls' sum.
+		s.CostUSD, r.progress.MaxCostUSD = p.CostUSD, p.MaxCostUSD
 	case engine.CallPayload:
 		switch ev.Type {
 		case engine.EventCallStarted:
@@ -148,7 +157,6 @@ func (r *remoteRun) apply(ctx context.Context, cl *web.Client, view *progressVie
 				s.InputTokens += p.Usage.InputTokens
 				s.OutputTokens += p.Usage.OutputTokens
 				s.CachedInputTokens += p.Usage.CachedInputTokens
-				s.CostUSD += p.Usage.CostUSD
 			}
 		case engine.EventCallFailed:
 			s.Running--
@@ -195,8 +203,12 @@ func decodePayload(ev web.StreamEvent) (any, bool) {
 		v = &engine.LogPayload{}
 	case engine.EventLimit:
 		v = &engine.LimitPayload{}
-	case web.EventCheckpointPending:
+	case web.EventCheckpointPending, web.EventCheckpointWithdrawn:
 		v = &web.Checkpoint{}
+	case engine.EventCheckpoint:
+		v = &engine.CheckpointPayload{}
+	case engine.EventRunSpend:
+		v = &engine.SpendPayload{}
 	case web.EventRunDeleted:
 		return runDeleted{}, true
 	default:
@@ -221,6 +233,10 @@ func decodePayload(ev web.StreamEvent) (any, bool) {
 		return *p, true
 	case *web.Checkpoint:
 		return *p, true
+	case *engine.CheckpointPayload:
+		return *p, true
+	case *engine.SpendPayload:
+		return *p, true
 	}
 	return nil, false
 }
@@ -232,6 +248,7 @@ func outcomeOf(d *engine.Detail) engine.Outcome {
 		RunID: s.RunID, Name: s.Name, Status: engine.Status(s.Status), PauseReason: s.PauseReason,
 		Result: d.Result, Error: s.Error, Stats: s.Stats, Epoch: s.Epoch, Failures: d.Failures,
 		Executor: d.Options.Executor, ExecutorSource: d.Options.ExecutorSource, SimulatedAnswers: d.SimulatedAnswers,
+		MaxCostUSD: s.MaxCostUSD,
 	}
 	if len(o.Result) == 0 || o.Status != engine.StatusCompleted {
 		o.Result = json.RawMessage("null")

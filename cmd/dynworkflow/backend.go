@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
+	"github.com/dynworkflow/dynworkflow/internal/execconfig"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
 )
 
 // backendFile is the project's choice of backend:
@@ -46,9 +48,15 @@ func (b *backendFlags) register(fs *pflag.FlagSet, forRuns bool) {
 	fs.StringVar(&b.temporal.TaskQueue, "task-queue", "", "Temporal task queue the runs and workers share (default \"dynworkflow\")")
 }
 
+// backendFileDoes says what the backend file could make dynworkflow do.
+const backendFileDoes = "it names a server to send runs, their scripts, args and prompts to"
+
 // resolve fills in what the user left unset from the environment and the
-// project's backend file.
-func (b *backendFlags) resolve(cmd *cobra.Command, project string) error {
+// project's backend file. The file names a server that runs, with their
+// scripts, args and answers, are sent to: it comes with a cloned
+// repository, and an agent can write it, so it is used only once the user
+// allowed its content; until then notAllowed (app.projectFile) decides.
+func (b *backendFlags) resolve(cmd *cobra.Command, project string, gate execconfig.Checker, notAllowed func(*trust.NotAllowedError) error) error {
 	var file struct {
 		Backend  string       `json:"backend"`
 		Temporal index.Config `json:"temporal"`
@@ -59,8 +67,21 @@ func (b *backendFlags) resolve(cmd *cobra.Command, project string) error {
 	case err != nil:
 		return err
 	default:
-		if err := json.Unmarshal(raw, &file); err != nil {
-			return usageErrorf("%s: %v", filepath.Join(project, backendFile), err)
+		err := gate.Check(project, backendFile, raw, backendFileDoes)
+		var na *trust.NotAllowedError
+		switch {
+		case errors.As(err, &na):
+			if err := notAllowed(na); err != nil {
+				return err
+			}
+			raw = nil
+		case err != nil:
+			return err
+		}
+		if raw != nil {
+			if err := json.Unmarshal(raw, &file); err != nil {
+				return usageErrorf("%s: %v", filepath.Join(project, backendFile), err)
+			}
 		}
 	}
 	pick := func(flag string, v *string, env, fromFile, def string) {
@@ -84,11 +105,20 @@ func (b *backendFlags) resolve(cmd *cobra.Command, project string) error {
 	return nil
 }
 
-// resolveBackend reads the backend flags' defaults for the project.
+// resolveBackend reads the backend flags' defaults for the project, for a
+// command that only looks at runs: a backend file that is not allowed is
+// left out, after the line that says so.
 func (a *app) resolveBackend(cmd *cobra.Command, bf *backendFlags) error {
+	return a.resolveBackendFor(cmd, bf, false)
+}
+
+// resolveBackendFor is resolveBackend for a command that starts or resumes
+// runs, or works for them (strict): a backend file that is not allowed
+// stops it.
+func (a *app) resolveBackendFor(cmd *cobra.Command, bf *backendFlags, strict bool) error {
 	cwd, err := a.projectDir()
 	if err != nil {
 		return err
 	}
-	return bf.resolve(cmd, cwd)
+	return bf.resolve(cmd, cwd, trust.Default(), func(na *trust.NotAllowedError) error { return a.projectFile(na, strict) })
 }

@@ -39,21 +39,45 @@ func (a *app) pendingCheckpoints(cmd *cobra.Command) (cps []web.Checkpoint, live
 // waitingCheckpoints gathers the checkpoints waiting for an answer: those
 // of the live runtime, if there is one (cl, nil without), and those of the
 // project's runs on Temporal, whose entries owners holds by checkpoint id.
-func (a *app) waitingCheckpoints(ctx context.Context) (cl *web.Client, cps []web.Checkpoint, owners map[string]index.Entry, err error) {
+// A live Node runtime's checkpoints are among them (nc is its client, nil
+// without), by their ids, which are not ours.
+func (a *app) waitingCheckpoints(ctx context.Context) (cl *web.Client, nc *web.NodeClient, cps []web.Checkpoint, owners map[string]index.Entry, err error) {
 	cl, _, err = a.liveOwner(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if cl != nil {
 		if cps, err = cl.Checkpoints(ctx); err != nil {
-			return nil, nil, nil, apiFailure(err)
+			return nil, nil, nil, nil, apiFailure(err)
+		}
+	} else if nc = a.nodeOwner(ctx); nc != nil {
+		theirs, err := nc.Checkpoints(ctx)
+		if err != nil {
+			return nil, nil, nil, nil, &exitError{code: exitFailed, err: err}
+		}
+		for _, n := range theirs {
+			cps = append(cps, nodeCheckpoint(n))
 		}
 	}
 	remote, owners, err := a.temporalCheckpoints(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return cl, append(cps, remote...), owners, nil
+	return cl, nc, append(cps, remote...), owners, nil
+}
+
+// nodeCheckpoint is a checkpoint of the Node runtime in our terms.
+func nodeCheckpoint(n web.NodeCheckpoint) web.Checkpoint {
+	cp := web.Checkpoint{ID: n.ID, RunID: n.RunID, Prompt: n.Prompt, Kind: lang.CheckpointKind(n.Options.Kind),
+		Choices: n.Options.Choices, Default: n.Options.Default}
+	switch n.Options.Kind {
+	case "", "confirm":
+		cp.Kind = lang.Confirm
+	case "input":
+		cp.Kind = lang.Text
+	}
+	cp.CreatedAt, _ = time.Parse(time.RFC3339Nano, n.CreatedAt)
+	return cp
 }
 
 func (a *app) checkpointsCommand() *cobra.Command {
@@ -79,7 +103,7 @@ dynworkflow respond CHECKPOINT VALUE.`,
 				}
 				runID = id
 			}
-			cl, cps, _, err := a.waitingCheckpoints(cmd.Context())
+			cl, nc, cps, _, err := a.waitingCheckpoints(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -97,7 +121,7 @@ dynworkflow respond CHECKPOINT VALUE.`,
 				return encodeJSON(a.stdout, cps)
 			}
 			switch {
-			case cl == nil && len(cps) == 0:
+			case cl == nil && nc == nil && len(cps) == 0:
 				fmt.Fprintln(a.stderr, "no pending checkpoints:", errNoRuntime)
 				return nil
 			case len(cps) == 0:
@@ -155,11 +179,11 @@ resume. Checkpoints wait for answers under dynworkflow serve, and on
 Temporal in runs started with --await-checkpoints.`,
 		Args: exactArgs(2, "respond needs a checkpoint (see: dynworkflow checkpoints) and a value"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, cps, owners, err := a.waitingCheckpoints(cmd.Context())
+			cl, nc, cps, owners, err := a.waitingCheckpoints(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if cl == nil && len(cps) == 0 {
+			if cl == nil && nc == nil && len(cps) == 0 {
 				return &exitError{code: exitFailed, kind: codeNoRuntime, err: errNoRuntime}
 			}
 			cp, err := a.findCheckpoint(cps, args[0])
@@ -174,6 +198,10 @@ Temporal in runs started with --await-checkpoints.`,
 			if e, onTemporal := owners[cp.ID]; onTemporal {
 				if err := a.respondTemporal(cmd.Context(), e, cp, value); err != nil {
 					return err
+				}
+			} else if cl == nil && nc != nil {
+				if err := nc.Respond(cmd.Context(), cp.ID, value); err != nil {
+					return &exitError{code: exitFailed, err: err}
 				}
 			} else if err := cl.Respond(cmd.Context(), cp.ID, value); err != nil {
 				return apiFailure(err)

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -264,7 +265,10 @@ const SHAPE = { type: 'object', required: ['count'], properties: { count: { type
 }
 
 // TestLimitsReported runs into each limit: the run fails with an error
-// naming the flag that raises it, and the limit is in the run's log.
+// naming the flag that raises it, and exit code 1, and the limit is in the
+// run's log. A limit met inside parallel() or pipeline() fails the run
+// too, in both languages, as in the Node runtime: it used to make the
+// branches null and complete the run, exit 0.
 func TestLimitsReported(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -272,26 +276,44 @@ func TestLimitsReported(t *testing.T) {
 		flags        []string
 		flag         string // named by the error
 		log          string // in show --json logs
+		file         string // the script's name, limit.workflow.js when empty
 	}{
 		{"max-agents", `export const meta = { name: 'five', description: 'five sequential calls' }
 const out = []
 for (let i = 0; i < 5; i++) out.push(await agent('step ' + i))
 return out
-`, []string{"--max-agents", "3"}, "--max-agents", "cap of 3 agents"},
+`, []string{"--max-agents", "3"}, "--max-agents", "cap of 3 agents", ""},
 		{"max-items", `export const meta = { name: 'wide', description: 'five items at once' }
 return await parallel([0, 1, 2, 3, 4].map(i => () => agent('item ' + i)))
-`, []string{"--max-items", "4"}, "--max-items", "cap of 4"},
+`, []string{"--max-items", "4"}, "--max-items", "cap of 4", ""},
 		{"token-budget", `export const meta = { name: 'loop', description: 'calls until stopped' }
 let n = 0
 while (n < 100) { await agent('iteration ' + n + ' of a loop that would go on for a long while'); n++ }
 return n
-`, []string{"--token-budget", "60"}, "--token-budget", "of 60 tokens"},
+`, []string{"--token-budget", "60"}, "--token-budget", "of 60 tokens", ""},
+		{"max-agents in parallel", `export const meta = { name: 'wide', description: 'five calls at once' }
+return await parallel([0, 1, 2, 3, 4].map(i => () => agent('item ' + i)))
+`, []string{"--max-agents", "3"}, "--max-agents", "cap of 3 agents", ""},
+		{"max-agents in parallel, Starlark", `meta = {"name": "wide", "description": "five calls at once"}
+
+def main(args):
+    return parallel([0, 1, 2, 3, 4], lambda i: agent("item %d" % i))
+`, []string{"--max-agents", "3"}, "--max-agents", "cap of 3 agents", "limit.workflow.star"},
+		{"token-budget in pipeline", `export const meta = { name: 'long', description: 'twenty items, two stages' }
+return await pipeline(Array.from({ length: 20 }, (_, i) => i), i => agent('item ' + i + ' of a list that would go on for a long while'), a => agent('check ' + a))
+`, []string{"--token-budget", "60", "--concurrency", "1"}, "--token-budget", "of 60 tokens", ""},
+		{"token-budget in pipeline, Starlark", `meta = {"name": "long", "description": "twenty items, two stages"}
+
+def main(args):
+    return pipeline(list(range(20)), lambda i: agent("item %d of a list that would go on for a long while" % i), lambda a: agent("check " + a))
+`, []string{"--token-budget", "60", "--concurrency", "1"}, "--token-budget", "of 60 tokens", "limit.workflow.star"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			e.write("limit.workflow.js", tc.script)
-			r := e.dw(append([]string{"run", "limit.workflow.js", "--json"}, tc.flags...)...)
+			file := cmp.Or(tc.file, "limit.workflow.js")
+			e.write(file, tc.script)
+			r := e.dw(append([]string{"run", file, "--json"}, tc.flags...)...)
 			expectCode(t, r, 1)
 			o := parseOutcome(t, r)
 			if o.Status != "failed" || !strings.Contains(o.Error, tc.flag) {

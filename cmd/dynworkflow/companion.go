@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+
+	"github.com/dynworkflow/dynworkflow/executors/proc"
 )
 
 // companionName is the build of dynworkflow with the Temporal client
@@ -38,7 +40,8 @@ func (a *app) handOver(why string) error {
 			why, errNoCompanion, companionName, self, installCompanion)}
 	}
 	argv := append([]string{path}, os.Args[1:]...)
-	env := append(os.Environ(), handedOverEnv+"="+self)
+	// A runtime hands over its place under its ancestor.
+	env := append(append(os.Environ(), handedOverEnv+"="+self), proc.ExecEnv()...)
 	err = syscall.Exec(path, argv, env)
 	return &exitError{code: exitFailed, err: fmt.Errorf("%s: start %s: %w", why, path, err)}
 }

@@ -162,7 +162,7 @@ return await agent('hello')
 		t.Run(c.name, func(t *testing.T) {
 			bf := filepath.Join(e.dir, ".dynworkflow", "backend.json")
 			if c.file != "" {
-				e.write(".dynworkflow/backend.json", c.file)
+				e.writeAllowed(".dynworkflow/backend.json", c.file)
 				defer os.Remove(bf)
 			}
 			saved := e.environ

@@ -31,7 +31,10 @@ func (a *app) pauseCommand() *cobra.Command {
 				return err
 			}
 			if err := rt.Pause(id); err != nil {
-				return fmt.Errorf("%w (a run started with `dynworkflow run` pauses with Ctrl-C in its terminal)", err)
+				if err := a.forwardForeign(cmd.Context(), "pause", "paused", id, "", err); err != nil {
+					return fmt.Errorf("%w (a run started with `dynworkflow run` pauses with Ctrl-C in its terminal)", err)
+				}
+				return nil
 			}
 			a.done("paused", id)
 			return nil
@@ -41,10 +44,25 @@ func (a *app) pauseCommand() *cobra.Command {
 
 func (a *app) stopCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "stop ID",
-		Short: "Stop a run and make it non-resumable",
-		Args:  exactArgs(1, "stop needs a run id (see: dynworkflow list)"),
+		Use:   "stop ID [CALL]",
+		Short: "Stop a run and make it non-resumable, or stop one of its running calls",
+		Long: `Stop a run: its live agents are killed and it can no longer be resumed.
+
+With CALL (a path, the #N show gives it, or a label), stop only that running
+agent call: its attempt is killed, the script gets null from it (a call with
+required: true throws), and the run goes on. The call is journaled as failed,
+class "stopped", so a resume runs it again. This needs the run's live runtime
+(dynworkflow serve, run --ui) or Temporal.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usageErrorf("stop needs a run id (see: dynworkflow list), and optionally one of its calls")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 {
+				return a.controlCall(cmd, args[0], args[1], "stop")
+			}
 			id, e, onTemporal, err := a.resolveRun(cmd, &backendFlags{}, args[0])
 			if err != nil {
 				return err
@@ -60,7 +78,7 @@ func (a *app) stopCommand() *cobra.Command {
 				return err
 			}
 			if err := rt.Stop(id); err != nil {
-				return err
+				return a.forwardForeign(cmd.Context(), "stop", "stopped", id, "", err)
 			}
 			a.done("stopped", id)
 			return nil
@@ -90,7 +108,7 @@ func (a *app) deleteCommand() *cobra.Command {
 				return err
 			}
 			if err := rt.Delete(id); err != nil {
-				return err
+				return a.forwardForeign(cmd.Context(), "delete", "deleted", id, "", err)
 			}
 			a.done("deleted", id)
 			return nil

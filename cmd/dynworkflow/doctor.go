@@ -19,6 +19,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/agentcli"
+	"github.com/dynworkflow/dynworkflow/executors/command"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 )
@@ -98,18 +99,30 @@ func (a *app) doctor(ctx context.Context, probe bool) doctorReport {
 	}
 	rep.Configuration = cfg
 	files := "project " + describeFile(cfg.ProjectFile, cfg.Read)
+	if cfg.NotAllowed != nil {
+		files = "project file not allowed (below)"
+	}
 	if cfg.UserFile != "" {
 		files += "; user " + describeFile(cfg.UserFile, cfg.Read)
 	}
 	add(check{Name: "configuration", OK: true, Detail: files})
+	if na := cfg.NotAllowed; na != nil {
+		// Nothing the file names is run, not even --version: the executors
+		// below are configured without it.
+		add(check{Name: "project file", Detail: na.Error(), Required: true})
+	}
 	add(check{Name: "default executor", OK: cfg.Get(cfg.DefaultExecutor.Value) != nil, Required: true,
 		Detail: fmt.Sprintf("%s (%s)", cfg.DefaultExecutor.Value, cfg.DefaultExecutor.Source)})
 	add(check{Name: "concurrency", OK: true, Detail: fmt.Sprintf("%d agents at once unless --concurrency says (built-in)", engine.DefaultConcurrency)})
 
 	log := slog.New(slog.DiscardHandler)
+	scratch := ""
+	if root, err := a.stateRoot(); err == nil {
+		scratch = filepath.Join(root, scratchDir)
+	}
 	for _, e := range cfg.Executors {
 		c := check{Name: "executor " + e.Name, Required: e.Configured || e.Name == cfg.DefaultExecutor.Value}
-		exec := buildExecutor(e, simulate.Config{}, nil, log)
+		exec := buildExecutor(e, simulate.Config{}, nil, log, scratch)
 		if cli, ok := exec.(cliExecutor); ok {
 			c.OK, c.Detail, c.Fix = a.checkExecutor(ctx, cli, cwd, probe)
 		} else {
@@ -171,6 +184,9 @@ func describeExecutor(e *execconfig.Executor) string {
 	}
 	if e.Command != nil {
 		line("command", strings.Join(e.Command.Value, " "), e.Command.Source)
+		if (command.Spec{Name: e.Name, Words: e.Command.Value}).PromptInArgs() {
+			line("warning", "it "+promptInArgsWarning, e.Command.Source)
+		}
 	} else if e.Binary.Value != "" {
 		line("binary", e.Binary.Value, e.Binary.Source)
 	}

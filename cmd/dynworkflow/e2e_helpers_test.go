@@ -109,6 +109,9 @@ type env struct {
 	bin string
 	// environ is added to the processes' environment, after the rest.
 	environ []string
+	// group starts the processes in a process group of their own, which
+	// a test may kill whole.
+	group bool
 }
 
 func newEnv(t *testing.T) *env {
@@ -126,6 +129,16 @@ func (e *env) write(name, content string) string {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+	return p
+}
+
+// writeAllowed writes a project file that names programs or a server
+// (.dynworkflow/executors.json, .dynworkflow/backend.json) and allows it
+// with dynworkflow allow, as its user would.
+func (e *env) writeAllowed(name, content string) string {
+	e.t.Helper()
+	p := e.write(name, content)
+	e.dwOK("allow", p)
 	return p
 }
 
@@ -153,6 +166,9 @@ func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd.Env = append(environ, "DYNAMIC_WORKFLOWS_HOME="+e.state, "GORACE=atexit_sleep_ms=0", "XDG_CONFIG_HOME="+e.config)
 	cmd.Env = append(cmd.Env, e.environ...)
 	cmd.WaitDelay = 5 * time.Second
+	if e.group {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	return cmd
 }
 

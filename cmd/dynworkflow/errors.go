@@ -26,6 +26,9 @@ const (
 	// codeNoTemporal: the command needs the Temporal client, which this
 	// build leaves to a companion that is not installed (companion.go).
 	codeNoTemporal = "temporal_not_installed"
+	// codeNotAllowed: a project file the command would use names programs
+	// or a server, and the user has not allowed its content.
+	codeNotAllowed = "not_allowed"
 	// The API's codes for the same failures.
 	codeNotFound  = "not_found"
 	codeBadAnswer = "bad_answer"

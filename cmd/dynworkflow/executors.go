@@ -17,6 +17,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
 )
 
 // childrenDir is the child registry's directory under the state root:
@@ -63,6 +64,41 @@ func (a *app) executorConfig(project string) (*execconfig.Config, error) {
 	return a.config, a.configErr
 }
 
+// runConfig is the executor configuration of a command that runs agents:
+// a project file the user has not allowed stops it, with the line that
+// says how to allow it.
+func (a *app) runConfig(project string) (*execconfig.Config, error) {
+	cfg, err := a.executorConfig(project)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.projectFile(cfg.NotAllowed, true); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// projectFile handles a project file left out for want of the user's
+// approval: a command that would run with it (strict) stops, with the
+// one line that names the file and the command that allows it; any other
+// goes on without it, after that line.
+func (a *app) projectFile(na *trust.NotAllowedError, strict bool) error {
+	if na == nil {
+		return nil
+	}
+	if strict {
+		return &exitError{code: exitFailed, kind: codeNotAllowed, err: na}
+	}
+	if a.warned == nil {
+		a.warned = map[string]bool{}
+	}
+	if msg := na.Error(); !a.warned[msg] {
+		a.warned[msg] = true
+		fmt.Fprintln(a.stderr, "dynworkflow: "+msg)
+	}
+	return nil
+}
+
 // executorSource is how the run options name where the configuration's
 // default executor came from.
 func executorSource(source string) string {
@@ -76,16 +112,15 @@ func executorSource(source string) string {
 }
 
 // openChildren opens the child registry of the state root and reaps the
-// children that a killed dynworkflow left running. Agents start through a
-// supervisor, started with the first of them, which kills them and all
-// they started as soon as this process dies.
+// children that a killed dynworkflow left running: the second line, after
+// the ancestor process that kills them and all they started as soon as
+// the runtime dies (ancestor.go).
 func (a *app) openChildren(ctx context.Context, root string, log *slog.Logger) *proc.Registry {
 	reg, err := proc.OpenRegistry(filepath.Join(root, childrenDir), log)
 	if err != nil {
 		log.Warn("agent processes will not be tracked", "err", err)
 		return nil
 	}
-	reg.Supervise(proc.NewSupervisor(log))
 	orphans, err := reg.Reap(ctx)
 	if err != nil {
 		log.Warn("reaping orphaned agent processes", "err", err)
@@ -98,10 +133,16 @@ func (a *app) openChildren(ctx context.Context, root string, log *slog.Logger) *
 	return reg
 }
 
-// buildExecutor makes the executor e configures.
-func buildExecutor(e *execconfig.Executor, sim simulate.Config, reg *proc.Registry, log *slog.Logger) executors.Executor {
+// scratchDir is the directory under the state root for what agent calls
+// need on disk beside the child, away from the system's temporary
+// directory (agentcli.Config.Scratch).
+const scratchDir = "scratch"
+
+// buildExecutor makes the executor e configures; scratch is its
+// agentcli.Config.Scratch.
+func buildExecutor(e *execconfig.Executor, sim simulate.Config, reg *proc.Registry, log *slog.Logger, scratch string) executors.Executor {
 	cfg := agentcli.Config{Binary: e.Binary.Value, Args: e.Args.Value, Env: e.EnvList(), Model: e.Model.Value, Effort: e.Effort.Value,
-		Permissions: e.Permissions.Value, Timeout: e.Timeout.Value, Registry: reg, Logger: log}
+		Permissions: e.Permissions.Value, Timeout: e.Timeout.Value, Registry: reg, Logger: log, Scratch: scratch}
 	switch e.Kind {
 	case simulate.Name:
 		sim.Defaults = e.Defaults()
@@ -117,10 +158,10 @@ func buildExecutor(e *execconfig.Executor, sim simulate.Config, reg *proc.Regist
 }
 
 // executorSet is every executor the configuration defines.
-func executorSet(cfg *execconfig.Config, sim simulate.Config, reg *proc.Registry, log *slog.Logger) *executors.Set {
+func executorSet(cfg *execconfig.Config, sim simulate.Config, reg *proc.Registry, log *slog.Logger, scratch string) *executors.Set {
 	set := executors.NewSet()
 	for _, e := range cfg.Executors {
-		set.Add(buildExecutor(e, sim, reg, log))
+		set.Add(buildExecutor(e, sim, reg, log, scratch))
 	}
 	return set
 }
@@ -137,5 +178,19 @@ func restorer(reg *proc.Registry, log *slog.Logger) func(executors.Definition) (
 		return command.New(command.Spec{Name: def.Name, Words: def.Command}, agentcli.Config{
 			Model: def.Model, Effort: def.Effort, Permissions: def.Permissions,
 			Timeout: msDuration(def.TimeoutMs), Registry: reg, Logger: log}), nil
+	}
+}
+
+// promptInArgsWarning is what is said of a command executor whose template
+// passes the prompt as an argument.
+const promptInArgsWarning = "passes the prompt as an argument ({prompt}), which every local user can read (ps, /proc/PID/cmdline) while it runs; use {prompt_file} (a file only you can read), or leave {prompt} out to pass it on standard input"
+
+// warnPromptInArgs warns, once per command, of every command executor
+// that passes the prompt as an argument.
+func (a *app) warnPromptInArgs(cfg *execconfig.Config) {
+	for _, e := range cfg.Executors {
+		if e.Command != nil && (command.Spec{Name: e.Name, Words: e.Command.Value}).PromptInArgs() {
+			fmt.Fprintf(a.stderr, "dynworkflow: warning: command executor %s %s\n", e.Name, promptInArgsWarning)
+		}
 	}
 }

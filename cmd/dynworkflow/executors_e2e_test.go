@@ -3,7 +3,6 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -47,21 +46,11 @@ func codexEnvWith(t *testing.T, opts fakemodel.Options) *fakemodel.Server {
 // childGroups lists the process groups of the agent processes that the
 // state's child registry records.
 func (e *env) childGroups() []int {
-	var groups []int
-	ents, _ := os.ReadDir(filepath.Join(e.state, "children"))
-	for _, de := range ents {
-		b, err := os.ReadFile(filepath.Join(e.state, "children", de.Name()))
-		if err != nil {
-			continue
-		}
-		var rec struct {
-			Pgid int `json:"pgid"`
-		}
-		if json.Unmarshal(b, &rec) == nil && rec.Pgid > 0 {
-			groups = append(groups, rec.Pgid)
-		}
+	reg, err := agentproc.OpenRegistry(filepath.Join(e.state, "children"), nil)
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	return groups
+	return reg.Groups()
 }
 
 // TestCodexFiftyAgentsKillResume is Must-show 2: a 50-agent workflow on

@@ -18,6 +18,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/pi"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
 )
 
 // fakeModelCommand serves the fake model server the tests use, so that a
@@ -27,7 +28,7 @@ import (
 func (a *app) fakeModelCommand() *cobra.Command {
 	var port int
 	var dir, logFile string
-	var writeConfig bool
+	var writeConfig, usageFromRequest bool
 	cmd := &cobra.Command{
 		Use:    "fake-model",
 		Hidden: true,
@@ -49,7 +50,7 @@ FAKE_ERR500, FAKE_ERR401, FAKE_ERR429, FAKE_ERRMODEL (404, no such model), FAKE_
 			if port < 0 || port > 65535 {
 				return usageErrorf("--port must be between 0 and 65535, not %d", port)
 			}
-			opts := fakemodel.Options{Port: port}
+			opts := fakemodel.Options{Port: port, UsageFromRequest: usageFromRequest}
 			if logFile != "" {
 				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 				if err != nil {
@@ -105,6 +106,7 @@ FAKE_ERR500, FAKE_ERR401, FAKE_ERR429, FAKE_ERRMODEL (404, no such model), FAKE_
 	cmd.Flags().IntVar(&port, "port", 0, "port to listen on (0: a free one)")
 	cmd.Flags().StringVar(&dir, "dir", "", "where to write the CLIs' configuration (default: a new temporary directory)")
 	cmd.Flags().StringVar(&logFile, "log", "", "append every request (path, scenario, body) to this file, one JSON line each")
+	cmd.Flags().BoolVar(&usageFromRequest, "usage-from-request", false, "report usage that follows each request's size (a token per 4 bytes, mostly cached), as a real model's bill does, instead of 11 in / 7 out")
 	cmd.Flags().BoolVar(&writeConfig, "write-config", false, "write the configuration to the project's "+execconfig.ProjectFile+" (refused if it exists)")
 	return cmd
 }
@@ -135,7 +137,7 @@ func fakeModelConfig(url, dir string) (execconfig.File, error) {
 }
 
 // writeProjectConfig writes the project's executor configuration, which
-// must not exist yet.
+// must not exist yet, and allows it: the user asked for exactly this file.
 func (a *app) writeProjectConfig(text []byte) error {
 	cwd, err := a.projectDir()
 	if err != nil {
@@ -152,9 +154,14 @@ func (a *app) writeProjectConfig(text []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(text, '\n')); err != nil {
+	content := append(text, '\n')
+	if _, err := f.Write(content); err != nil {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	_, err = trust.Default().Allow(cwd, execconfig.ProjectFile, content)
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,7 +12,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/internal/execconfig"
+	"github.com/dynworkflow/dynworkflow/web"
 )
 
 // optionFlags are the run options shared by run and resume. On resume only
@@ -26,6 +30,10 @@ type optionFlags struct {
 	agentRetries   int
 	agentTimeoutMs int64
 	tokenBudget    int64
+	maxCost        float64
+	confirmAbove   float64
+	yes            bool
+	routes         []string
 	args           string
 
 	simLatency     string
@@ -44,6 +52,10 @@ func (o *optionFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.agentRetries, "agent-retries", d.AgentRetries, "retries of a transient agent failure")
 	fs.Int64Var(&o.agentTimeoutMs, "agent-timeout-ms", 0, "timeout of one agent attempt in milliseconds (0: none)")
 	fs.Int64Var(&o.tokenBudget, "token-budget", 0, "hard ceiling on input+output tokens (0: none)")
+	fs.Float64Var(&o.maxCost, "max-cost", 0, "hard ceiling on what the run may cost, in dollars: no call starts once what was spent and what the running calls are expected to cost would pass it; the run pauses (0: none, or the script's meta.maxCost)")
+	fs.Float64Var(&o.confirmAbove, "confirm-above", 0, "ask before the first agent when the run's forecast passes this many dollars (in the terminal, the API or the dashboard; without anyone to ask, refuse unless --yes)")
+	fs.BoolVar(&o.yes, "yes", false, "start without asking, whatever --confirm-above says")
+	fs.StringArrayVar(&o.routes, "route", nil, "send calls to another model without editing the script: 'LABEL PATTERN=MODEL' ('scan *=haiku'), 'phase:TITLE=MODEL', with ,effort=E or ,executor=NAME; repeat it, first match wins")
 	fs.StringVar(&o.args, "args", "", "the script's args: JSON, or @FILE to read JSON from a file")
 	fs.StringVar(&o.simLatency, "simulate-latency", "0", "simulated latency per call: MIN..MAX (5ms..50ms) or a fixed duration")
 	fs.Float64Var(&o.simFailureRate, "simulate-failure-rate", 0, "share of simulated attempts that fail transiently (0..1)")
@@ -59,6 +71,16 @@ func (o *optionFlags) apply(cmd *cobra.Command, opts *engine.Options) {
 	}
 }
 
+// check reports a flag whose value cannot be used, before anything starts.
+func (o *optionFlags) check() error {
+	for _, spec := range o.routes {
+		if _, err := callpolicy.ParseRoute(spec); err != nil {
+			return usageErrorf("--route: %v", err)
+		}
+	}
+	return nil
+}
+
 // options is the full option set of a new run: the built-in defaults, the
 // executor configuration's default executor, then the flags.
 func (a *app) options(cmd *cobra.Command, o *optionFlags) (engine.Options, error) {
@@ -67,12 +89,23 @@ func (a *app) options(cmd *cobra.Command, o *optionFlags) (engine.Options, error
 	if err != nil {
 		return opts, err
 	}
-	cfg, err := a.executorConfig(cwd)
+	cfg, err := a.runConfig(cwd)
 	if err != nil {
 		return opts, err
 	}
 	opts.Executor, opts.ExecutorSource = cfg.DefaultExecutor.Value, executorSource(cfg.DefaultExecutor.Source)
+	if err := o.check(); err != nil {
+		return opts, err
+	}
+	routes, err := execconfig.LoadRoutes(cwd, execconfig.UserConfigFile("routes.json"))
+	if err != nil {
+		return opts, &exitError{code: exitFailed, err: err}
+	}
+	opts.Routes = routes
 	o.apply(cmd, &opts)
+	if o.yes {
+		opts.ConfirmAboveUSD = 0
+	}
 	if err := opts.Validate(); err != nil {
 		return opts, usageErrorf("%v", err)
 	}
@@ -112,8 +145,9 @@ func (o *optionFlags) argsJSON(cmd *cobra.Command) (json.RawMessage, error) {
 }
 
 // localRuntime reads the flags a command running here needs (the simulated
-// executor's settings, the script's args) and opens the runtime.
-func (a *app) localRuntime(cmd *cobra.Command, of *optionFlags) (*engine.Runtime, json.RawMessage, error) {
+// executor's settings, the script's args) and opens the runtime. Its
+// checkpoints go to asker when there is one (a terminal to ask in).
+func (a *app) localRuntime(cmd *cobra.Command, of *optionFlags, asker *web.Checkpoints) (*engine.Runtime, json.RawMessage, error) {
 	sim, err := of.simulate()
 	if err != nil {
 		return nil, nil, err
@@ -122,8 +156,36 @@ func (a *app) localRuntime(cmd *cobra.Command, of *optionFlags) (*engine.Runtime
 	if err != nil {
 		return nil, nil, err
 	}
-	rt, err := a.runtimeWith(sim, func(*engine.Config) {})
+	rt, err := a.runtimeWith(sim, func(c *engine.Config) {
+		if asker != nil {
+			c.Responder = asker
+		}
+	})
+	if err == nil && asker != nil {
+		asker.Attach(rt.Events())
+	}
 	return rt, scriptArgs, err
+}
+
+// terminalQuestions is the checkpoint broker of a run that asks its
+// questions in this terminal, or nil when there is no terminal to ask in
+// (the run then keeps its headless behaviour).
+func (a *app) terminalQuestions() *web.Checkpoints {
+	if !a.canAsk() {
+		return nil
+	}
+	return web.NewCheckpoints()
+}
+
+// askHere makes view ask the questions of broker in the terminal.
+func (a *app) askHere(view *progressView, broker *web.Checkpoints) {
+	if broker == nil {
+		return
+	}
+	view.askIn(a, func(_ context.Context, cp web.Checkpoint, value json.RawMessage) error {
+		_, err := broker.Respond(cp.ID, value)
+		return err
+	})
 }
 
 // msDuration is a count of milliseconds as a duration.

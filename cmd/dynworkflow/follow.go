@@ -100,10 +100,13 @@ func (a *app) printOutcome(o engine.Outcome) {
 	parts := []string{
 		fmt.Sprintf("%s %s in %s", o.RunID, o.Status, humanMs(o.DurationMs)),
 		fmt.Sprintf("%s (%d replayed, %d live, %d failed)", plural(st.Agents, "agent"), st.Replayed, st.Live, st.Failed),
-		fmt.Sprintf("tokens %s in / %s out", humanCount(st.InputTokens), humanCount(st.OutputTokens)),
 	}
-	if st.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.2f", st.CostUSD))
+	if st.Retried > 0 {
+		parts = append(parts, fmt.Sprintf("%d retried", st.Retried))
+	}
+	parts = append(parts, fmt.Sprintf("tokens %s in / %s out", humanCount(st.InputTokens), humanCount(st.OutputTokens)))
+	if spent := spendLine(st.CostUSD, o.MaxCostUSD, 0); spent != "" {
+		parts = append(parts, spent)
 	}
 	if o.SimulatedAnswers {
 		parts = append(parts, "simulated answers")

@@ -39,6 +39,81 @@ func (a *app) liveOwner(ctx context.Context) (*web.Client, web.Descriptor, error
 	return cl, d, nil
 }
 
+// nodeOwner returns a client of the project's live Node runtime (a serve
+// of npm @fish59fish/dynamic-workflows that wrote runtime.json), or nil
+// when it has none; see web.ConnectNode for what is checked first.
+func (a *app) nodeOwner(ctx context.Context) *web.NodeClient {
+	cwd, err := a.projectDir()
+	if err != nil {
+		return nil
+	}
+	root, err := a.stateRoot()
+	if err != nil {
+		return nil
+	}
+	nc, err := web.ConnectNode(ctx, store.RuntimePath(root, store.ProjectID(cwd)), cwd)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, web.ErrNotNode) && os.Getenv("DYNWORKFLOW_DEBUG") != "" {
+			fmt.Fprintln(a.stderr, "dynworkflow: no live Node runtime:", err)
+		}
+		return nil
+	}
+	return nc
+}
+
+// nodeCommand is how to do cmd with the Node runtime's own CLI.
+func nodeCommand(cmd string) string {
+	return "npx -p @fish59fish/dynamic-workflows dynworkflow " + cmd
+}
+
+// errNodeOwns refuses to serve a project the Node runtime serves: one
+// live owner per project, and replacing its runtime.json would cut its
+// CLI off from it.
+func errNodeOwns(nc *web.NodeClient, what string) error {
+	d := nc.Descriptor
+	return &exitError{code: exitFailed, err: fmt.Errorf("the Node runtime's serve (pid %d) owns this project at %s; "+
+		"%s would take it over. Stop that serve first (Ctrl-C in its terminal), or use it: "+
+		"`%s` starts a workflow there, and dynworkflow pause, resume, stop, delete and respond reach its runs",
+		d.PID, d.URL, what, nodeCommand("run FILE"))}
+}
+
+// noteNodeOwner tells that a run executes here although the project's
+// live runtime is the Node runtime's: it runs dynworkflow's engine and
+// executors, which that runtime does not have; it lists there all the
+// same, since both read the project's runs from disk.
+func (a *app) noteNodeOwner(nc *web.NodeClient, ref string) {
+	fmt.Fprintf(a.stderr, "dynworkflow: the project's live runtime is the Node runtime's serve (pid %d, %s); this run executes "+
+		"in this process and is listed there too. To run it in that runtime instead: %s\n", nc.Descriptor.PID, nc.Descriptor.URL, nodeCommand("run "+ref))
+}
+
+// forwardForeign hands action (pause, resume, stop or delete) on a run
+// of the Node runtime to its live serve, which alone holds the run's
+// agents, when err says the run is that runtime's; resumeScript is the
+// text of an edited script for resume. It returns err unchanged when the
+// run is not foreign or no Node runtime is live.
+func (a *app) forwardForeign(ctx context.Context, action, done, id, resumeScript string, err error) error {
+	if !errors.Is(err, store.ErrForeignRun) {
+		return err
+	}
+	nc := a.nodeOwner(ctx)
+	if nc == nil {
+		return err
+	}
+	if action == "resume" {
+		err = nc.Resume(ctx, id, resumeScript)
+	} else {
+		err = nc.Control(ctx, action, id)
+	}
+	if err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	a.done(done, id)
+	if !a.json {
+		fmt.Fprintf(a.stderr, "  in the Node runtime (pid %d); follow it on %s\n", nc.Descriptor.PID, nc.Descriptor.URL)
+	}
+	return nil
+}
+
 // apiFailure turns an API error into the CLI's exit code: the server
 // refused, so the command failed (1), unless the request itself was
 // malformed.
@@ -106,6 +181,22 @@ func (o *optionFlags) apiOptions(cmd *cobra.Command) *web.RunOptions {
 	}
 	if fs.Changed("token-budget") {
 		ro.TokenBudget, set = &o.tokenBudget, true
+	}
+	if fs.Changed("max-cost") {
+		ro.MaxCost, set = &o.maxCost, true
+	}
+	if o.yes {
+		// Whoever runs it said yes already.
+		ro.ConfirmAbove, set = new(float64), true
+	} else if fs.Changed("confirm-above") {
+		ro.ConfirmAbove, set = &o.confirmAbove, true
+	}
+	if fs.Changed("route") {
+		for _, spec := range o.routes {
+			raw, _ := json.Marshal(spec)
+			ro.Routes = append(ro.Routes, raw)
+		}
+		set = true
 	}
 	if !set {
 		return nil

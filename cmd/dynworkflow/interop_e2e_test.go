@@ -11,14 +11,12 @@ import (
 	"testing"
 
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/internal/nodeseed"
 )
 
 // The Node runtime (npm @fish59fish/dynamic-workflows, pinned in .ci/run)
 // and dynworkflow share ~/.pi/workflows. These tests run both, for real,
 // over one state root.
-
-// nodeSeedEnv names the installed package; .ci/run sets it.
-const nodeSeedEnv = "DYNWORKFLOW_NODE_SEED"
 
 // nodeSeed is a way to run the Node runtime: node and its package.
 type nodeSeed struct {
@@ -32,24 +30,7 @@ type nodeSeed struct {
 // is missing, failing under CI=true, where .ci/run installs them.
 func findNodeSeed(t *testing.T) *nodeSeed {
 	t.Helper()
-	pkg := os.Getenv(nodeSeedEnv)
-	if pkg == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache")
-		}
-		pkg = filepath.Join(cache, "dynworkflow-ci", "node-seed", "node_modules", "@fish59fish", "dynamic-workflows")
-	}
-	node, err := exec.LookPath("node")
-	_, serr := os.Stat(filepath.Join(pkg, "dist", "standalone-cli.js"))
-	if err != nil || serr != nil {
-		msg := "the Node runtime is not installed: run .ci/run once, or npm install --prefix ~/.cache/dynworkflow-ci/node-seed @fish59fish/dynamic-workflows@0.1.0 (and have node on PATH)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + " (CI=true: the interop test is required)")
-		}
-		t.Skip(msg)
-	}
+	seed := nodeseed.Find(t)
 	bin := t.TempDir()
 	// The Node runtime's default executor is Pi, which needs its SDK: its
 	// runs here use codex, played by a script that answers in codex's JSONL.
@@ -63,7 +44,18 @@ printf '{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_token
 	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &nodeSeed{t: t, node: node, pkg: pkg, bin: bin}
+	// The Node runtime's CLI gives a live server 750 ms to answer its
+	// health check (discoverStandaloneRuntime's default) and otherwise
+	// runs locally: on a loaded machine its own start of fetch can take
+	// longer. Its CLI runs here with that one timer stretched, so that the
+	// tests do not depend on the machine being idle.
+	patience := `const realSetTimeout = globalThis.setTimeout;
+globalThis.setTimeout = function (fn, ms, ...rest) { return realSetTimeout(fn, ms === 750 ? 30000 : ms, ...rest); };
+`
+	if err := os.WriteFile(filepath.Join(bin, "patience.mjs"), []byte(patience), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &nodeSeed{t: t, node: seed.Node, pkg: seed.Pkg, bin: bin}
 }
 
 // run runs the Node runtime's CLI in e's project and state root.
@@ -71,7 +63,7 @@ func (n *nodeSeed) run(e *env, args ...string) result {
 	n.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
-	full := append([]string{filepath.Join(n.pkg, "dist", "standalone-cli.js")}, args...)
+	full := append([]string{"--import", "file://" + filepath.Join(n.bin, "patience.mjs"), filepath.Join(n.pkg, "dist", "standalone-cli.js")}, args...)
 	full = append(full, "--state-dir", e.state, "--cwd", e.dir)
 	cmd := exec.CommandContext(ctx, n.node, full...)
 	cmd.Dir = e.dir

@@ -73,7 +73,7 @@ func (a *app) listCommand() *cobra.Command {
 			out := bufio.NewWriter(a.stdout)
 			defer out.Flush()
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN ID\tSTATUS\tNAME\tAGENTS\tTOKENS\tSTARTED")
+			fmt.Fprintln(tw, "RUN ID\tSTATUS\tNAME\tAGENTS\tTOKENS\tCOST\tSTARTED")
 			for _, s := range sums {
 				status := s.Status
 				if s.PauseReason != "" && s.PauseReason != s.Status {
@@ -84,10 +84,22 @@ func (a *app) listCommand() *cobra.Command {
 				if s.Foreign != "" {
 					status += " [" + s.Foreign + " runtime]"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.RunID, status, escapeControls(s.Name, true), s.Stats.Agents,
-					humanCount(s.Stats.InputTokens+s.Stats.OutputTokens), s.StartedAt.Local().Format(time.DateTime))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.RunID, status, escapeControls(s.Name, true), s.Stats.Agents,
+					humanCount(s.Stats.InputTokens+s.Stats.OutputTokens), listCost(s.Stats.CostUSD, s.MaxCostUSD), s.StartedAt.Local().Format(time.DateTime))
 			}
 			return tw.Flush()
 		},
 	}
+}
+
+// listCost is a run's spend for list: "$1.20", "$1.20/$5.00" under a cap,
+// "-" for nothing.
+func listCost(spent, limit float64) string {
+	switch {
+	case limit > 0:
+		return "$" + dollars(spent) + "/$" + dollars(limit)
+	case spent > 0:
+		return "$" + dollars(spent)
+	}
+	return "-"
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -29,13 +30,17 @@ const (
 	exitUsage  = 64
 )
 
+// The main goroutine runs on the main thread, which a runtime keeps to
+// reap what its agents leave behind (see proc.Main).
+func init() { runtime.LockOSThread() }
+
 func main() {
-	// The agent supervisor is this binary run again (see proc.Supervisor).
-	proc.RunSupervisorIfAsked()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(proc.Main(func() int {
+		return run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}))
 }
 
 // gcPercent is the garbage collector's target unless GOGC says otherwise.
@@ -53,6 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// Only this process was handed the command: what it starts (agents
 	// that run dynworkflow, say) must not think so too.
 	_ = os.Unsetenv(handedOverEnv)
+	defer app.stopTracing()
 	root := app.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -91,11 +97,14 @@ edited resumes without paying for finished calls again.`,
 		},
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if a.jsBusyLimit <= 0 {
 			return usageErrorf("--js-busy-limit must be a positive duration, such as 30s or 5m, not %s", a.jsBusyLimit)
 		}
-		return nil
+		if err := a.handOverForTracing(cmd); err != nil {
+			return err
+		}
+		return a.superviseAgents(cmd)
 	}
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version and the revision it was built from")
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "project directory (default: the current directory)")
@@ -103,24 +112,32 @@ edited resumes without paying for finished calls again.`,
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	root.PersistentFlags().DurationVar(&a.jsBusyLimit, "js-busy-limit", jsvm.DefaultBusyLimit,
 		"stop a JavaScript workflow that computes this long without waiting for the engine (an endless loop)")
+	root.PersistentFlags().BoolVar(&a.trace, "trace", false,
+		"export every run execution as an OpenTelemetry trace over OTLP, configured by the OTEL_* variables (also on with OTEL_TRACES_EXPORTER=otlp)")
 	root.PersistentFlags().StringArrayVar(&a.commandExecutors, "command-executor", nil,
-		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt} {model} {effort} {schema} {schema_file} {dir}; without {prompt} the prompt goes to stdin")
+		"add an executor that runs a command template, [NAME=]TEMPLATE (NAME defaults to \"command\"); placeholders {prompt_file} {prompt} {model} {effort} {schema} {schema_file} {dir} {permissions}; without {prompt} or {prompt_file} the prompt goes to stdin ({prompt} is readable by every local user: prefer the others)")
 	root.AddCommand(
-		a.runCommand(),
-		a.resumeCommand(),
+		agentCommand(a.runCommand()),
+		a.planCommand(),
+		agentCommand(a.resumeCommand()),
 		a.listCommand(),
 		a.showCommand(),
 		a.pauseCommand(),
 		a.stopCommand(),
+		a.restartCommand(),
+		agentCommand(a.forkCommand()),
+		a.diffCommand(),
 		a.deleteCommand(),
 		a.doctorCommand(),
-		a.serveCommand(),
+		agentCommand(a.serveCommand()),
 		a.checkpointsCommand(),
 		a.respondCommand(),
 		a.versionCommand(),
 		a.fakeModelCommand(),
 		a.worktreesCommand(),
 		a.workerCommand(),
+		a.allowCommand(),
+		a.denyCommand(),
 	)
 	return root
 }

@@ -30,23 +30,21 @@ func TestCodexGrandchildrenDieWithTheRuntime(t *testing.T) {
 return await parallel(Array.from({ length: 8 }, (_, i) => () => agent('`+fakemodel.Marker(fakemodel.Tool)+` task ' + i)))`)
 
 	p := e.start("run", script, "--json", "--executor", "codex", "--concurrency", "4")
+	// The tools run in codex's sandbox, in a pid namespace of its own:
+	// their pids there are not ours, but their sleeps are in the tree, the
+	// two of each of the four tools once they have all started.
 	var tree map[int]string
-	waitUntil(t, "four codex agents running a tool each", func() bool {
+	waitUntil(t, "four codex agents running a tool each, with their two sleeps", func() bool {
 		b, _ := os.ReadFile(pids)
 		tree = descendants(p.cmd.Process.Pid)
-		return bytes.Count(b, []byte("\n")) >= 4
-	})
-	// The tools run in codex's sandbox, in a pid namespace of its own:
-	// their pids there are not ours, but their sleeps are in the tree.
-	sleeps := 0
-	for _, name := range tree {
-		if name == "sleep" {
-			sleeps++
+		sleeps := 0
+		for _, name := range tree {
+			if name == "sleep" {
+				sleeps++
+			}
 		}
-	}
-	if sleeps < 8 {
-		t.Fatalf("%d sleeps under dynworkflow, want the two of each of the four tools: %v", sleeps, tree)
-	}
+		return bytes.Count(b, []byte("\n")) >= 4 && sleeps >= 8
+	})
 	p.signal(syscall.SIGKILL)
 	killed := time.Now()
 	if r := p.wait(); r.signal != syscall.SIGKILL {
@@ -127,42 +125,92 @@ func stillRunning(tree map[int]string) map[int]string {
 // The same through a command executor whose agent is a launcher, as the
 // codex npm package is: a shell script that starts its real work as a child
 // in a session of its own and waits for it. Nothing else kills that child
-// when dynworkflow dies; the supervisor must.
+// when dynworkflow dies, however it is killed: the process the user
+// started, its whole process group (a shell's kill -9 %1), or the runtime
+// process under it.
 func TestLauncherGrandchildrenDieWithTheRuntime(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	pids := filepath.Join(e.dir, "work-pids")
-	launcher := e.write("launcher.sh", fmt.Sprintf(`#!/bin/sh
+	kills := []struct {
+		name string
+		kill func(p *proc) error
+	}{
+		{"the process", func(p *proc) error { return p.cmd.Process.Kill() }},
+		{"its process group", func(p *proc) error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }},
+		{"the runtime under it", func(p *proc) error {
+			kids := childrenOf(p.cmd.Process.Pid)
+			if len(kids) != 1 {
+				return fmt.Errorf("dynworkflow has children %v, want one runtime", kids)
+			}
+			return syscall.Kill(kids[0], syscall.SIGKILL)
+		}},
+	}
+	for _, k := range kills {
+		t.Run(k.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.group = true
+			pids := filepath.Join(e.dir, "work-pids")
+			launcher := e.write("launcher.sh", fmt.Sprintf(`#!/bin/sh
 setsid sh -c 'echo $$ >> %s; exec sleep 300' </dev/null >/dev/null 2>&1 &
 wait
 `, pids))
-	script := e.write("fan.workflow.js", fanOut)
-	p := e.start("run", script, "--json", "--command-executor", "launcher=sh "+launcher, "--executor", "launcher",
-		"--concurrency", "4", "--args", `{"n":8}`)
-	var work []int
-	waitUntil(t, "four launchers with their work started", func() bool {
-		b, _ := os.ReadFile(pids)
-		work = work[:0]
-		for _, f := range bytes.Fields(b) {
-			pid, _ := strconv.Atoi(string(f))
-			work = append(work, pid)
+			script := e.write("fan.workflow.js", fanOut)
+			p := e.start("run", script, "--json", "--command-executor", "launcher=sh "+launcher, "--executor", "launcher",
+				"--concurrency", "4", "--args", `{"n":8}`)
+			var work []int
+			waitUntil(t, "four launchers with their work started", func() bool {
+				b, _ := os.ReadFile(pids)
+				work = work[:0]
+				for _, f := range bytes.Fields(b) {
+					pid, _ := strconv.Atoi(string(f))
+					work = append(work, pid)
+				}
+				return len(work) == 4
+			})
+			tree := descendants(p.cmd.Process.Pid)
+			for _, pid := range work {
+				if _, ok := tree[pid]; !ok {
+					t.Fatalf("the work process %d is not under dynworkflow: %v", pid, tree)
+				}
+			}
+			if err := k.kill(p); err != nil {
+				t.Fatal(err)
+			}
+			killed := time.Now()
+			if r := p.wait(); r.signal != syscall.SIGKILL {
+				t.Errorf("dynworkflow ended with %s, want killed by SIGKILL", r)
+			}
+			for time.Since(killed) < orphanGrace && len(stillRunning(tree)) > 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			t.Logf("all %d processes under dynworkflow were gone %v after the kill", len(tree), time.Since(killed).Round(time.Millisecond))
+			for pid, name := range stillRunning(tree) {
+				t.Errorf("process %d (%s), started under dynworkflow, runs %v after it was killed", pid, name, orphanGrace)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+	}
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	var kids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, de := range ents {
+		p, err := strconv.Atoi(de.Name())
+		if err != nil {
+			continue
 		}
-		return len(work) == 4
-	})
-	tree := descendants(p.cmd.Process.Pid)
-	for _, pid := range work {
-		if _, ok := tree[pid]; !ok {
-			t.Fatalf("the work process %d is not under dynworkflow: %v", pid, tree)
+		b, err := os.ReadFile("/proc/" + de.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		var state string
+		var ppid int
+		if i := bytes.LastIndexByte(b, ')'); i > 0 {
+			if _, err := fmt.Sscan(string(b[i+1:]), &state, &ppid); err == nil && ppid == pid {
+				kids = append(kids, p)
+			}
 		}
 	}
-	p.signal(syscall.SIGKILL)
-	killed := time.Now()
-	_ = p.wait()
-	for time.Since(killed) < orphanGrace && len(stillRunning(tree)) > 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
-	for pid, name := range stillRunning(tree) {
-		t.Errorf("process %d (%s), started under dynworkflow, runs %v after it was killed", pid, name, orphanGrace)
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
+	return kids
 }

@@ -73,6 +73,39 @@ type progressView struct {
 	// plain mode: the last counts printed, and when.
 	lastPlain   string
 	lastPlainAt time.Time
+	// ask asks the run's checkpoints in the terminal (ask.go); nil when
+	// they are only listed.
+	ask *asker
+	// spend is the latest run.spend: the run's cap and what its running
+	// calls are expected to cost.
+	spend engine.SpendPayload
+}
+
+// spendLine is what a run spent, against its cap and with what its
+// running calls are expected to cost when it has a cap: "$1.20",
+// "$1.20 of $5.00 (+$0.40 running)", or "" while it has spent nothing
+// and has no cap.
+func spendLine(spent, limit, expected float64) string {
+	if spent <= 0 && limit <= 0 {
+		return ""
+	}
+	s := "$" + dollars(spent)
+	if limit > 0 {
+		s += " of $" + dollars(limit) + " cap"
+		if expected > 0 {
+			s += fmt.Sprintf(" (+$%s running)", dollars(expected))
+		}
+	}
+	return s
+}
+
+// dollars prints an amount as people read it: cents, or more places for
+// sums under a cent.
+func dollars(usd float64) string {
+	if usd > 0 && usd < 0.01 {
+		return fmt.Sprintf("%.4f", usd)
+	}
+	return fmt.Sprintf("%.2f", usd)
 }
 
 // newProgressView returns a view writing to w: live when w is a terminal
@@ -241,8 +274,23 @@ func (v *progressView) applyLocked(typ string, payload any) {
 	case engine.LimitPayload:
 		v.logLocked("warn", "limit reached: "+p.Message)
 	case web.Checkpoint:
-		v.printLocked(line{{fmt.Sprintf("? checkpoint %s: %s (answer with: dynworkflow respond %s VALUE)",
-			p.ID, escapeControls(p.Prompt, true), p.ID), styleCyan}})
+		switch {
+		case typ == web.EventCheckpointWithdrawn:
+			if v.ask != nil {
+				v.ask.goneLocked(p.Path, nil, "")
+			}
+		case v.ask != nil:
+			v.ask.pendingLocked(p)
+		default:
+			v.printLocked(line{{fmt.Sprintf("? checkpoint %s: %s (answer with: dynworkflow respond %s %s)",
+				p.ID, escapeControls(p.Prompt, true), p.ID, answerHint(p)), styleCyan}})
+		}
+	case engine.CheckpointPayload:
+		if v.ask != nil {
+			v.ask.goneLocked(p.Path, p.Answer, p.Source)
+		}
+	case engine.SpendPayload:
+		v.spend = p
 	}
 }
 
@@ -395,11 +443,14 @@ func (v *progressView) regionLocked() []line {
 		counts = append(counts, seg{fmt.Sprintf(" (%d replayed)", s.Replayed), styleDim})
 	}
 	counts = append(counts, seg{fmt.Sprintf(" · %d running", s.Running), styleNone})
+	if q := known - done - s.Failed - s.Running; q > 0 {
+		counts = append(counts, seg{fmt.Sprintf(" · %d queued", q), styleDim})
+	}
 	if s.Failed > 0 {
 		counts = append(counts, seg{fmt.Sprintf(" · %d failed", s.Failed), styleRed})
 	}
-	if v.tally.retried > 0 {
-		counts = append(counts, seg{fmt.Sprintf(" · %d retried", v.tally.retried), styleYellow})
+	if retried := max(v.tally.retried, s.Retried); retried > 0 {
+		counts = append(counts, seg{fmt.Sprintf(" · %d retried", retried), styleYellow})
 	}
 	lines = append(lines, counts)
 
@@ -431,8 +482,8 @@ func (v *progressView) regionLocked() []line {
 	}
 
 	usage := line{{fmt.Sprintf("tokens %s in / %s out", humanCount(s.InputTokens), humanCount(s.OutputTokens)), styleNone}}
-	if s.CostUSD > 0 {
-		usage = append(usage, seg{fmt.Sprintf(" · $%.2f", s.CostUSD), styleNone})
+	if spent := spendLine(s.CostUSD, max(p.MaxCostUSD, v.spend.MaxCostUSD), v.spend.ExpectedUSD); spent != "" {
+		usage = append(usage, seg{" · " + spent, styleNone})
 	}
 	if r, ok := v.rate.perSecond(now); ok {
 		usage = append(usage, seg{fmt.Sprintf(" · %.1f calls/s", r), styleNone})
@@ -443,13 +494,18 @@ func (v *progressView) regionLocked() []line {
 		lines = append(lines, line{{fmt.Sprintf("⚠ %d× ", w.count), styleYellow}, {w.last, styleYellow}})
 	}
 
-	if v.height > 1 && len(lines) > v.height-1 {
-		lines = lines[:v.height-1]
-	}
 	for i := range lines {
 		lines[i] = lines[i].fit(v.width - 1)
 	}
-	return lines
+	var question []line
+	if v.ask != nil {
+		question = v.ask.linesLocked(v.width - 1)
+	}
+	// A question is never cut: the run's lines make room for it.
+	if room := v.height - 1 - len(question); v.height > 1 && len(lines) > room {
+		lines = lines[:max(0, room)]
+	}
+	return append(lines, question...)
 }
 
 // plainLocked prints the counts as one line when they changed, at most
@@ -471,15 +527,18 @@ func (v *progressView) plainLocked() {
 		fmt.Fprintf(&b, " · %s", escapeControls(p.Phase, true))
 	}
 	fmt.Fprintf(&b, " · %d/%d calls done · %d running", done, known, s.Running)
+	if q := known - done - s.Failed - s.Running; q > 0 {
+		fmt.Fprintf(&b, " · %d queued", q)
+	}
 	if s.Failed > 0 {
 		fmt.Fprintf(&b, " · %d failed", s.Failed)
 	}
-	if v.tally.retried > 0 {
-		fmt.Fprintf(&b, " · %d retried", v.tally.retried)
+	if retried := max(v.tally.retried, s.Retried); retried > 0 {
+		fmt.Fprintf(&b, " · %d retried", retried)
 	}
 	fmt.Fprintf(&b, " · tokens %s in / %s out", humanCount(s.InputTokens), humanCount(s.OutputTokens))
-	if s.CostUSD > 0 {
-		fmt.Fprintf(&b, " · $%.2f", s.CostUSD)
+	if spent := spendLine(s.CostUSD, max(p.MaxCostUSD, v.spend.MaxCostUSD), v.spend.ExpectedUSD); spent != "" {
+		fmt.Fprintf(&b, " · %s", spent)
 	}
 	counts := b.String()
 	now := time.Now()
@@ -506,6 +565,11 @@ func (v *progressView) stop() {
 	v.logs.hide(v)
 	close(v.quit)
 	v.wg.Wait()
+	v.mu.Lock()
+	if v.ask != nil {
+		v.ask.stopLocked()
+	}
+	v.mu.Unlock()
 	if v.winch != nil {
 		signal.Stop(v.winch)
 	}

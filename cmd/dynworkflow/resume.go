@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/store"
 )
 
 func (a *app) resumeCommand() *cobra.Command {
@@ -30,6 +33,9 @@ still running there is followed again with --attach (after the process
 that started it was killed, say).`,
 		Args: exactArgs(1, "resume needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := of.check(); err != nil {
+				return err
+			}
 			id, e, onTemporal, err := a.resolveRun(cmd, &bf, args[0])
 			if err != nil {
 				return err
@@ -44,7 +50,8 @@ that started it was killed, say).`,
 					return a.forwardResume(cmd, &of, cl, d, id, scriptPath, fw.attach)
 				}
 			}
-			rt, scriptArgs, err := a.localRuntime(cmd, &of)
+			questions := a.terminalQuestions()
+			rt, scriptArgs, err := a.localRuntime(cmd, &of, questions)
 			if err != nil {
 				return err
 			}
@@ -53,7 +60,12 @@ that started it was killed, say).`,
 					return err
 				}
 			}
-			req := engine.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) { of.apply(cmd, o) }}
+			req := engine.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) {
+				of.apply(cmd, o)
+				if of.yes {
+					o.ConfirmAboveUSD = 0
+				}
+			}}
 			if scriptPath != "" {
 				abs, err := filepath.Abs(scriptPath)
 				if err != nil {
@@ -68,9 +80,13 @@ that started it was killed, say).`,
 			}
 			view := newProgressView(a.stderr, a.json, a.logs)
 			view.subscribe(rt.Events())
+			a.askHere(view, questions)
 			r, err := rt.Resume(cmd.Context(), id, req)
 			if err != nil {
 				view.stop()
+				if errors.Is(err, store.ErrForeignRun) {
+					return a.forwardForeign(cmd.Context(), "resume", "resumed", id, scriptText(scriptPath), err)
+				}
 				return err
 			}
 			return a.follow(cmd.Context(), rt, r, view)
@@ -81,4 +97,14 @@ that started it was killed, say).`,
 	of.register(cmd.Flags())
 	bf.register(cmd.Flags(), true)
 	return cmd
+}
+
+// scriptText is the text of the script at path, or "" for none: an edited
+// script sent to the Node runtime, which takes scripts as text.
+func scriptText(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, _ := os.ReadFile(path) // read already by LoadFile
+	return string(b)
 }

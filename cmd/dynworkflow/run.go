@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/lang"
+	"github.com/dynworkflow/dynworkflow/web"
 )
 
 func (a *app) runCommand() *cobra.Command {
@@ -53,7 +54,7 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 			// The backend is known before standard input is read: a build
 			// without Temporal hands the whole command, stdin unread, to the
 			// build with it.
-			if err := a.resolveBackend(cmd, &bf); err != nil {
+			if err := a.resolveBackendFor(cmd, &bf, true); err != nil {
 				return err
 			}
 			if bf.backend == backendTemporal {
@@ -73,18 +74,22 @@ Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.`,
 				} else if cl != nil {
 					return a.forwardRun(cmd, &of, cl, d, args[0], fw.attach)
 				}
+				if nc := a.nodeOwner(cmd.Context()); nc != nil && !ui {
+					a.noteNodeOwner(nc, args[0])
+				}
 			}
 			if ui {
 				return a.runWithUI(cmd, &of, args[0], opts, watchFiles)
 			}
-			rt, scriptArgs, err := a.localRuntime(cmd, &of)
+			questions := a.terminalQuestions()
+			rt, scriptArgs, err := a.localRuntime(cmd, &of, questions)
 			if err != nil {
 				return err
 			}
 			if err := checkExecutor(rt, "--executor", opts.Executor); err != nil {
 				return err
 			}
-			r, view, err := a.startHere(cmd.Context(), rt, args[0], scriptArgs, opts)
+			r, view, err := a.startHere(cmd.Context(), rt, args[0], scriptArgs, opts, questions)
 			if err != nil {
 				return err
 			}
@@ -135,8 +140,10 @@ var starMain = regexp.MustCompile(`(?m)^def\s+main\s*\(`)
 
 // startHere starts the script ref in this process's runtime, with a
 // progress view that listens before the run starts: a log() line before
-// the first agent is not lost.
-func (a *app) startHere(ctx context.Context, rt *engine.Runtime, ref string, args json.RawMessage, opts engine.Options) (*engine.Run, *progressView, error) {
+// the first agent is not lost. The view asks the questions of questions
+// in the terminal, if any.
+func (a *app) startHere(ctx context.Context, rt *engine.Runtime, ref string, args json.RawMessage, opts engine.Options,
+	questions *web.Checkpoints) (*engine.Run, *progressView, error) {
 	script, err := a.loadScript(rt, ref)
 	if err != nil {
 		return nil, nil, &exitError{code: exitFailed, err: err}
@@ -144,8 +151,14 @@ func (a *app) startHere(ctx context.Context, rt *engine.Runtime, ref string, arg
 	if _, err := rt.Recover(); err != nil {
 		return nil, nil, err
 	}
+	if opts.ConfirmAboveUSD > 0 && questions == nil {
+		if err := a.refuseUnconfirmed(ctx, rt, script, args, opts); err != nil {
+			return nil, nil, err
+		}
+	}
 	view := newProgressView(a.stderr, a.json, a.logs)
 	view.subscribe(rt.Events())
+	a.askHere(view, questions)
 	r, err := rt.Start(ctx, engine.StartRequest{Script: script, Args: args, Options: opts})
 	if err != nil {
 		view.stop()

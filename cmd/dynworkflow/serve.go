@@ -18,7 +18,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/web"
+	"github.com/dynworkflow/dynworkflow/web/metrics"
 )
 
 // serveEventRing is the event ring of a server: large enough that an SSE
@@ -90,9 +92,11 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	checkpoints := web.NewCheckpoints()
+	counters := metrics.New()
 	rt, err := a.runtimeWith(sim, func(c *engine.Config) {
 		c.Responder = checkpoints
 		c.EventRing = serveEventRing
+		c.ObserveFsync = counters.ObserveFsync
 	})
 	if err != nil {
 		return err
@@ -101,6 +105,9 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		return err
 	}
 	descPath := rt.Store().RuntimePath()
+	if nc := a.nodeOwner(cmd.Context()); nc != nil {
+		return errNodeOwns(nc, "dynworkflow serve")
+	}
 	own, err := web.ClaimOwnership(descPath)
 	if err != nil {
 		var owned *web.OwnedError
@@ -127,7 +134,8 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), err)
 	}
-	srv, desc, err := a.publishServer(rt, ln, web.Config{Checkpoints: checkpoints, Defaults: opts, Elsewhere: elsewhere})
+	srv, desc, err := a.publishServer(rt, ln, web.Config{Checkpoints: checkpoints, Defaults: opts, Elsewhere: elsewhere,
+		Metrics: counters})
 	if err != nil {
 		ln.Close()
 		return err
@@ -218,16 +226,14 @@ func (a *app) publishServer(rt *engine.Runtime, ln net.Listener, cfg web.Config)
 	cwd, _ := a.projectDir()
 	started := time.Now()
 	cfg.Runtime, cfg.Token, cfg.Cwd, cfg.StartedAt, cfg.Version = rt, token, cwd, started, programVersion()
+	cfg.PID = proc.Pid()
 	cfg.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := web.New(cfg)
 	if err != nil {
 		return nil, web.Descriptor{}, err
 	}
 	addr := ln.Addr().String()
-	desc := web.Descriptor{
-		ProtocolVersion: web.ProtocolVersion, PID: os.Getpid(), Address: addr, URL: "http://" + addr,
-		Token: token, Cwd: cwd, ProjectID: rt.Store().ProjectID(), StartedAt: started.UTC(),
-	}
+	desc := web.NewDescriptor(rt.Store().RuntimePath(), addr, token, cwd, rt.Store().ProjectID(), proc.Pid(), started)
 	if err := web.WriteDescriptor(rt.Store().RuntimePath(), desc); err != nil {
 		return nil, web.Descriptor{}, err
 	}

@@ -192,10 +192,20 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 	if s.Stats.CachedInputTokens > 0 {
 		usage += fmt.Sprintf(" (%s cached)", humanCount(s.Stats.CachedInputTokens))
 	}
-	if s.Stats.CostUSD > 0 {
-		usage += fmt.Sprintf(" · $%.4f", s.Stats.CostUSD)
+	if spent := spendLine(s.Stats.CostUSD, s.MaxCostUSD, 0); spent != "" {
+		usage += " · " + spent
 	}
 	field("Tokens", "%s", usage)
+	if f := d.Fork; f != nil {
+		change := "ran again as it was"
+		switch {
+		case f.Prompt != nil:
+			change = "with a new prompt"
+		case f.Answer != nil:
+			change = "given the answer " + escapeControls(clipText(string(f.Answer), 1, 80), true)
+		}
+		field("Forked", "from %s at %s (%s)", f.RunID, f.Path, change)
+	}
 	for _, cp := range waiting {
 		field("Waiting", "checkpoint %s (%s) at %s: %s", cp.ID, cp.Kind, cp.Path, escapeControls(cp.Prompt, true))
 		fmt.Fprintf(w, "%-11s answer with: dynworkflow respond %s %s\n", "", cp.ID, answerHint(cp))
@@ -357,6 +367,9 @@ func callCounts(d *engine.Detail) string {
 	if replayed > 0 {
 		parts = append(parts, fmt.Sprintf("%d replayed in the last execution", replayed))
 	}
+	if n := d.Summary.Stats.Retried; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d retried in the last execution", n))
+	}
 	if checkpoints > 0 {
 		parts = append(parts, plural(checkpoints, "checkpoint"))
 	}
@@ -387,6 +400,17 @@ func findCall(d *engine.Detail, typed string) (*engine.CallDetail, error) {
 			}
 		}
 		return nil, fmt.Errorf("%w: run %s has %s, so there is no #%d", engine.ErrNotFound, d.Summary.RunID, plural(i, "call"), n)
+	}
+	if !strings.HasPrefix(typed, "/") {
+		var labeled []*engine.CallDetail
+		for i := range d.Calls {
+			if d.Calls[i].Label == typed {
+				labeled = append(labeled, &d.Calls[i])
+			}
+		}
+		if len(labeled) == 1 {
+			return labeled[0], nil
+		}
 	}
 	var matches, scoped []*engine.CallDetail
 	var paths []string
@@ -440,6 +464,9 @@ func printCall(w io.Writer, d *engine.Detail, c *engine.CallDetail) {
 		exec += " · provider " + escapeControls(c.Provider, true)
 	}
 	field("Executor", exec)
+	if c.Route != "" {
+		field("Route", escapeControls(c.Route, true))
+	}
 	field("Permissions", string(c.Permissions))
 	field("Answer", c.Source)
 	if c.Attempts > 0 {

@@ -279,9 +279,11 @@ return go ? out.length : -1
 	}
 	// Another machine, with the project's backend file and a state of its
 	// own, picks the run up by its id, attaches to it and answers it.
-	e.write(".dynworkflow/backend.json", fmt.Sprintf(`{"backend": "temporal", "temporal": {"address": %q, "namespace": %q, "taskQueue": %q}}`,
+	e.writeAllowed(".dynworkflow/backend.json", fmt.Sprintf(`{"backend": "temporal", "temporal": {"address": %q, "namespace": %q, "taskQueue": %q}}`,
 		e.address, e.namespace, e.queue))
-	other := &env{t: t, dir: e.dir, state: t.TempDir()}
+	other := &env{t: t, dir: e.dir, state: t.TempDir(), config: t.TempDir()}
+	// Its user allows the project's backend file there too.
+	other.dwOK("allow")
 	if d := other.show(id); (d.Summary.Status != "running" && d.Summary.Status != "waiting") || len(d.Calls) < n {
 		t.Fatalf("show on another machine: %+v", d.Summary)
 	}

@@ -3,21 +3,26 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -38,13 +43,20 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 			fmt.Fprintf(a.stderr, "dynworkflow: --%s configures this process's executors; on Temporal the agents run on the workers: give it to `dynworkflow worker`\n", f)
 		}
 	}
-	rt, scriptArgs, err := a.localRuntime(cmd, of)
+	rt, scriptArgs, err := a.localRuntime(cmd, of, nil)
 	if err != nil {
 		return err
 	}
 	script, err := a.loadScript(rt, ref)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
+	}
+	if opts.ConfirmAboveUSD > 0 {
+		// Asked here, before anything starts on Temporal.
+		if err := a.confirmHere(cmd.Context(), rt, script, scriptArgs, opts); err != nil {
+			return err
+		}
+		opts.ConfirmAboveUSD = 0
 	}
 	// The bundle is what was loaded (a script read from stdin has no
 	// file), with whatever it loads read from disk.
@@ -61,9 +73,14 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 		return err
 	}
 	defer c.Close()
+	defaults, err := a.executorDefaults()
+	if err != nil {
+		return err
+	}
 	in, err := c.Start(cmd.Context(), temporal.StartRequest{
 		Bundle: bundle, Script: script, Args: scriptArgs, Options: opts, Cwd: cwd,
-		Human: bf.awaitCheckpoints, Heartbeat: bf.heartbeat,
+		Human: bf.awaitCheckpoints, Heartbeat: bf.heartbeat, Defaults: defaults,
+		Cost: costModelFor(rt, script.Meta().Name, max(opts.MaxCostUSD, script.Meta().MaxCost) > 0),
 	})
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
@@ -81,6 +98,17 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 	}
 	fmt.Fprintf(a.stderr, "%s started on Temporal at %s (namespace %s, task queue %s)\n", in.RunID, c.Config().Address, c.Config().Namespace, c.Config().TaskQueue)
 	return a.followTemporal(cmd.Context(), c, ix, entry, in.Epoch)
+}
+
+// costModelFor is what a run on Temporal prices its calls with: this
+// machine's price table, and, for a run with a dollar cap, what the
+// workflow's earlier runs here used.
+func costModelFor(rt *engine.Runtime, name string, learn bool) *cost.Model {
+	est := cost.NewEstimates(rt.Prices().DefaultUsage())
+	if learn {
+		est = rt.Estimates(name)
+	}
+	return &cost.Model{Prices: rt.Prices(), Estimates: est}
 }
 
 // resumeOnTemporal resumes a run on Temporal, or attaches to it when it is
@@ -108,6 +136,12 @@ func (a *app) resumeOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendF
 		return err
 	}
 	req := temporal.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) { of.apply(cmd, o) }}
+	if req.Defaults, err = a.executorDefaults(); err != nil {
+		return err
+	}
+	if rt, err := a.runtime(simulate.Config{}); err == nil {
+		req.Cost = costModelFor(rt, e.Summary.Name, true)
+	}
 	if cmd.Flags().Changed("await-checkpoints") {
 		req.Human = &bf.awaitCheckpoints
 	}
@@ -235,6 +269,7 @@ follow:
 	if e2, err := c.Refresh(ctx, e); err == nil {
 		_ = ix.Put(e2)
 	}
+	a.traceDetail(ctx, func(ctx context.Context) (*engine.Detail, error) { return c.Detail(ctx, e.RunID) })
 	out := outcomeOfState(st)
 	a.printOutcome(out)
 	return exitFor(out.Status)
@@ -309,4 +344,50 @@ func (r *temporalRun) update(view *progressView, prev, next temporal.State) {
 			view.apply(web.EventCheckpointPending, cp)
 		}
 	}
+}
+
+// executorDefaults is the executors' configuration here, by name, which a
+// run on Temporal resolves its calls against, as a local run does against
+// its executors (see temporal.RunInput.Defaults).
+func (a *app) executorDefaults() (map[string]executors.Defaults, error) {
+	cwd, err := a.projectDir()
+	if err != nil {
+		return nil, err
+	}
+	conf, err := a.executorConfig(cwd)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]executors.Defaults{}
+	for _, e := range conf.Executors {
+		if d := e.Defaults(); d != (executors.Defaults{}) {
+			out[e.Name] = d
+		}
+	}
+	return out, nil
+}
+
+// confirmHere is --confirm-above asked in this terminal before a run
+// starts elsewhere (on Temporal, whose checkpoints this process does not
+// broker): the run's plan, and a yes or no; refused without a terminal.
+func (a *app) confirmHere(ctx context.Context, rt *engine.Runtime, script lang.Script, args json.RawMessage, opts engine.Options) error {
+	if !a.canAsk() {
+		return a.refuseUnconfirmed(ctx, rt, script, args, opts)
+	}
+	p, err := rt.Plan(ctx, engine.PlanRequest{Script: script, Args: args, Options: opts})
+	if err != nil {
+		return err
+	}
+	f := p.Forecast
+	if f.USD <= opts.ConfirmAboveUSD {
+		return nil
+	}
+	fmt.Fprintf(a.stderr, "? This run is forecast to cost $%s (%s; %s), above --confirm-above $%s. Start it? [y/N] ",
+		dollars(f.USD), plural(f.Calls, "agent call"), forecastBasis(f), dollars(opts.ConfirmAboveUSD))
+	answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return &exitError{code: exitFailed, kind: "cost_not_confirmed", err: fmt.Errorf("the forecast ($%s) was declined: nothing ran", dollars(f.USD))}
 }

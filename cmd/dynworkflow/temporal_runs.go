@@ -158,6 +158,20 @@ func (a *app) controlTemporal(ctx context.Context, e temporal.Entry, action stri
 	return nil
 }
 
+// controlCallTemporal stops or restarts one call of a run on Temporal.
+func (a *app) controlCallTemporal(ctx context.Context, e temporal.Entry, path, action string) error {
+	c, err := a.dialTemporal(ctx, e.Config)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.ControlCall(ctx, e.RunID, path, action); err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	a.callDone(action, e.RunID, path)
+	return nil
+}
+
 // temporalCheckpoints lists the checkpoints the project's runs on
 // Temporal wait on, with the run each belongs to.
 func (a *app) temporalCheckpoints(ctx context.Context) ([]web.Checkpoint, map[string]temporal.Entry, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/web"
+	"github.com/dynworkflow/dynworkflow/web/metrics"
 )
 
 // runWithUI is `run --ui`: the run goes on here as with run, while this
@@ -31,19 +32,21 @@ func (a *app) runWithUI(cmd *cobra.Command, of *optionFlags, ref string, opts en
 		return err
 	}
 	checkpoints := web.NewCheckpoints()
+	counters := metrics.New()
 	rt, err := a.runtimeWith(sim, func(c *engine.Config) {
 		c.Responder = checkpoints
 		c.EventRing = serveEventRing
+		c.ObserveFsync = counters.ObserveFsync
 	})
 	if err != nil {
 		return err
 	}
-	ui, err := a.startUI(rt, checkpoints)
+	ui, err := a.startUI(rt, checkpoints, counters)
 	if err != nil {
 		return err
 	}
 	defer ui.close(rt)
-	r, view, err := a.startHere(cmd.Context(), rt, ref, scriptArgs, opts)
+	r, view, err := a.startHere(cmd.Context(), rt, ref, scriptArgs, opts, checkpoints)
 	if err != nil {
 		return err
 	}
@@ -84,8 +87,11 @@ type uiServer struct {
 
 // startUI makes this process the project's live runtime and serves rt on
 // a free port of 127.0.0.1.
-func (a *app) startUI(rt *engine.Runtime, checkpoints *web.Checkpoints) (*uiServer, error) {
+func (a *app) startUI(rt *engine.Runtime, checkpoints *web.Checkpoints, counters *metrics.Metrics) (*uiServer, error) {
 	path := rt.Store().RuntimePath()
+	if nc := a.nodeOwner(context.Background()); nc != nil {
+		return nil, errNodeOwns(nc, "run --ui")
+	}
 	own, err := web.ClaimOwnership(path)
 	if err != nil {
 		var owned *web.OwnedError
@@ -99,7 +105,7 @@ func (a *app) startUI(rt *engine.Runtime, checkpoints *web.Checkpoints) (*uiServ
 		own.Release()
 		return nil, fmt.Errorf("listen on 127.0.0.1: %w", err)
 	}
-	srv, desc, err := a.publishServer(rt, ln, web.Config{Checkpoints: checkpoints})
+	srv, desc, err := a.publishServer(rt, ln, web.Config{Checkpoints: checkpoints, Metrics: counters})
 	if err != nil {
 		ln.Close()
 		own.Release()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/temporal"
 	"github.com/dynworkflow/dynworkflow/executors"
 )
@@ -35,14 +36,16 @@ use (--executors lists them; workers on one task queue should offer the
 same). Ctrl-C stops the worker once its agents have been handed back.`,
 		Args: exactArgs(0, "worker takes no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.resolveBackend(cmd, &bf); err != nil {
+			if err := a.resolveBackendFor(cmd, &bf, true); err != nil {
 				return err
 			}
 			sim, err := of.simulate()
 			if err != nil {
 				return err
 			}
-			rt, err := a.runtime(sim)
+			// A worker runs agents: the configuration must be sound, and a
+			// project file it would use must be allowed.
+			rt, err := a.runtimeWith(sim, func(*engine.Config) {})
 			if err != nil {
 				return err
 			}
@@ -82,7 +85,7 @@ same). Ctrl-C stops the worker once its agents have been handed back.`,
 	cmd.Flags().StringVar(&of.simLatency, "simulate-latency", "0", "simulated latency per call: MIN..MAX (5ms..50ms) or a fixed duration")
 	cmd.Flags().Float64Var(&of.simFailureRate, "simulate-failure-rate", 0, "share of simulated attempts that fail transiently (0..1)")
 	cmd.Flags().Uint64Var(&of.simSeed, "simulate-seed", 0, "seed of the simulated executor's latency and failures (0: random)")
-	return cmd
+	return agentCommand(cmd)
 }
 
 // pickExecutors keeps the executors of a comma-separated list.

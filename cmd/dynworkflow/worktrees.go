@@ -144,7 +144,10 @@ func worktreeState(s engine.WorktreeState) string {
 	if s.Moved() {
 		parts = append(parts, "branch moved")
 	}
-	if s.Dirty {
+	switch {
+	case s.Refused != "":
+		parts = append(parts, "its .git was rewritten: git is not run in it")
+	case s.Dirty:
 		parts = append(parts, "uncommitted edits")
 	}
 	if !s.Exists && s.BranchHead != "" {

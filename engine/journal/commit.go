@@ -115,7 +115,12 @@ func (w *Writer) write(b *batch) error {
 		if w.opts.hooks.sync != nil {
 			sync = w.opts.hooks.sync
 		}
-		if err := sync(w.file); err != nil {
+		began := time.Now()
+		err := sync(w.file)
+		if w.opts.ObserveSync != nil {
+			w.opts.ObserveSync(time.Since(began))
+		}
+		if err != nil {
 			// After a failed fsync the kernel may have dropped the dirty
 			// pages; retrying could report success for lost data.
 			return w.breakWith(fmt.Errorf("syncing journal %s: %w", w.path, err))

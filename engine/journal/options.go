@@ -21,6 +21,10 @@ type Options struct {
 	// FlushInterval overrides DefaultFlushInterval.
 	FlushInterval time.Duration
 
+	// ObserveSync, if set, is told how long each fdatasync took, for the
+	// server's metrics. It runs on the commit loop: it must not block.
+	ObserveSync func(time.Duration)
+
 	hooks hooks
 }
 

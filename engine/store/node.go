@@ -140,11 +140,14 @@ func nodeTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// nodeStatus maps our statuses to the Node runtime's.
-func nodeStatus(s string) string {
+// NodeStatus maps our statuses to the Node runtime's RunStatus: stopped is
+// its aborted, and a damaged run, which cannot go on, is failed.
+func NodeStatus(s string) string {
 	switch s {
 	case "stopped":
 		return "aborted"
+	case "damaged":
+		return "failed"
 	case "", "paused", "completed", "failed":
 		return s
 	default: // running, and anything that is still going (waiting on a human)
@@ -153,10 +156,13 @@ func nodeStatus(s string) string {
 }
 
 // fillNodeView sets the NodeView fields that follow from the summary.
-func (snap *Snapshot) fillNodeView() {
-	s, v := &snap.Summary, &snap.NodeView
+func (snap *Snapshot) fillNodeView() { snap.NodeView.Fill(snap.Summary) }
+
+// Fill sets the fields that follow from the summary s; Phases, Agents and
+// Logs are the caller's, and are made non-nil.
+func (v *NodeView) Fill(s Summary) {
 	v.RunID, v.WorkflowName, v.Description = s.RunID, s.Name, s.Description
-	v.Status, v.PauseReason = nodeStatus(s.Status), s.PauseReason
+	v.Status, v.PauseReason = NodeStatus(s.Status), s.PauseReason
 	v.Error = nil
 	if s.Error != "" {
 		v.Error = &NodeError{Message: s.Error, Code: s.ErrorCode}

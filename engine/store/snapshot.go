@@ -15,11 +15,18 @@ import (
 
 // Stats counts a run's agent calls and what they cost.
 type Stats struct {
-	Agents            int     `json:"agents"`   // agent calls resolved (replayed + live finished + failed)
-	Replayed          int     `json:"replayed"` // answered from the journal in the latest execution
-	Live              int     `json:"live"`     // ran on an executor and finished (latest execution)
-	Failed            int     `json:"failed"`   // ended without a result (null) in the latest execution
-	Running           int     `json:"running"`
+	Agents   int `json:"agents"`   // agent calls resolved (replayed + live finished + failed)
+	Replayed int `json:"replayed"` // answered from the journal in the latest execution
+	Live     int `json:"live"`     // ran on an executor and finished (latest execution)
+	Failed   int `json:"failed"`   // ended without a result (null) in the latest execution
+	// Retried counts the attempts of the latest execution that ran again
+	// after a failure (transient, a fault of ours, a broken schema).
+	Retried int `json:"retried,omitempty"`
+	Running int `json:"running"`
+	// Queued is the agent() calls made and waiting for a worker under the
+	// run's concurrency, while it runs: the total a live view shows is
+	// Agents + Running + Queued.
+	Queued            int     `json:"queued,omitempty"`
 	InputTokens       int64   `json:"inputTokens"`
 	CachedInputTokens int64   `json:"cachedInputTokens"`
 	OutputTokens      int64   `json:"outputTokens"`
@@ -61,6 +68,9 @@ type Summary struct {
 	// Phases are the phase titles the script's meta declares, in order:
 	// with Phase they tell how far a run has come.
 	Phases []string `json:"phases,omitempty"`
+	// MaxCostUSD is the run's dollar cap, 0 for none: Stats.CostUSD is
+	// what it spent of it.
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 	// Stale marks a summary ListSummaries read from the backup: it is older
 	// than the journal, which the caller should fold instead.
 	Stale bool `json:"-"`

@@ -1,8 +1,8 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
@@ -30,91 +31,61 @@ type Activities struct {
 	Logger   *slog.Logger
 }
 
-// Agent runs one attempt of an agent call on its executor: the run's
-// schema repairs happen here, transient failures go back to the workflow,
-// which retries them. It heartbeats while the agent runs, so a worker that
-// dies loses the call within the heartbeat timeout, and so that a pause or
-// stop of the run reaches the agent.
+// Agent runs one attempt of an agent call on its executor
+// (callpolicy.RunAttempt, as a local run does): what to do with its
+// failure, a retry, a schema repair, a pause, is the call policy's, in the
+// workflow. It heartbeats while the agent runs, so a worker that dies
+// loses the call within the heartbeat timeout, and so that a pause or stop
+// of the run reaches the agent.
 func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, error) {
-	out := AgentOutput{Worker: a.Identity}
+	out := AgentOutput{Worker: a.Identity, Attempts: in.Attempt}
 	exec, err := a.Executors.Get(in.Executor)
 	if err != nil {
-		return out, agentError(errUnavailable, fmt.Sprintf("executor %q is not available on worker %s: %v", in.Executor, a.Identity, err), AgentFailure{}, nil)
+		msg := fmt.Sprintf("it is not offered by worker %s (%v)", a.Identity, err)
+		return out, agentError(errUnavailable, msg, AgentFailure{Message: msg,
+			Fix: "offer it on every worker of the task queue: dynworkflow worker --executors …"}, nil)
 	}
-	schema, err := engine.CompileSchema(in.Schema)
+	compiled, err := engine.CompileSchema(in.Schema)
 	if err != nil {
-		return out, agentError(errTerminal, err.Error(), AgentFailure{}, err)
+		return out, agentError(errTerminal, err.Error(), AgentFailure{Message: err.Error()}, err)
+	}
+	var schema callpolicy.Schema
+	if compiled != nil {
+		schema = compiled
 	}
 	stop := a.heartbeat(ctx)
 	defer stop()
 
 	started := time.Now()
-	prompt, repairs := in.Prompt, 0
-	for {
-		out.Attempts++
-		req := executors.Request{
-			RunID: in.RunID, Path: in.Path, Prompt: prompt, Model: in.Model, Effort: in.Effort,
-			AgentType: in.AgentType, Isolation: in.Isolation, Permissions: in.Permissions, Schema: in.Schema, Dir: in.Cwd,
-			Attempt: in.Attempt + out.Attempts - 1,
-		}
-		actx, cancel := ctx, context.CancelFunc(func() {})
-		var timeout time.Duration
-		if in.TimeoutMs > 0 {
-			timeout = time.Duration(in.TimeoutMs) * time.Millisecond
-			actx, cancel = context.WithTimeout(ctx, timeout)
-		}
-		res, err := exec.Run(actx, req, func(executors.Progress) {})
-		timedOut := actx.Err() != nil && ctx.Err() == nil
-		cancel()
-		out.Usage = out.Usage.Add(res.Usage)
-		out.Provider, out.Model, out.History = res.Provider, res.Model, res.History
-		out.DurMs = time.Since(started).Milliseconds()
-		if err == nil && timedOut {
-			err = context.DeadlineExceeded
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				// Cancelled: the run paused or stopped, or the worker is
-				// shutting down. Nothing to report but that.
-				return out, ctx.Err()
-			}
-			if timedOut {
-				err = &executors.Error{Class: executors.Transient, Message: "agent timed out after " + timeout.String(), Err: err}
-			}
-			detail := AgentFailure{Usage: out.Usage, Attempts: out.Attempts, TimedOut: timedOut}
-			var ee *executors.Error
-			if errors.As(err, &ee) {
-				detail.RetryAfter = ee.RetryAfter
-			}
-			kind := errTerminal
-			switch executors.ClassOf(err) {
-			case executors.Transient:
-				kind = errTransient
-			case executors.RateLimited:
-				kind = errRateLimited
-			}
-			return out, agentError(kind, err.Error(), detail, err)
-		}
-		if schema == nil {
-			out.Value, _ = json.Marshal(res.Text)
-			return out, nil
-		}
-		answer := res.Text
-		if len(res.Structured) > 0 {
-			answer = string(res.Structured)
-		}
-		value, verr := schema.Validate(answer)
-		if verr == nil {
-			out.Value = value
-			return out, nil
-		}
-		repairs++
-		if repairs >= in.SchemaAttempts {
-			err := engine.SchemaError(repairs, verr)
-			return out, agentError(errSchema, err.Error(), AgentFailure{Usage: out.Usage, Attempts: repairs, Reason: verr.Error()}, nil)
-		}
-		prompt = engine.RepairPrompt(in.Prompt, verr, in.Schema)
+	req := executors.Request{
+		RunID: in.RunID, Path: in.Path, Prompt: cmp.Or(in.Ask, in.Prompt), Model: in.Model, Effort: in.Effort,
+		AgentType: in.AgentType, Isolation: in.Isolation, Permissions: in.Permissions, Schema: in.Schema, Dir: in.Cwd,
+		Attempt: in.Attempt,
 	}
+	res := callpolicy.RunAttempt(ctx, exec, req, time.Duration(in.TimeoutMs)*time.Millisecond, schema, func(executors.Progress) {})
+	out.Usage, out.Provider, out.Model, out.History = res.Result.Usage, res.Result.Provider, res.Result.Model, res.Result.History
+	out.DurMs = time.Since(started).Milliseconds()
+	if res.Err == nil {
+		out.Value = res.Value
+		return out, nil
+	}
+	if ctx.Err() != nil {
+		// Cancelled: the run paused or stopped, or the worker is shutting
+		// down. Nothing to report but that.
+		return out, ctx.Err()
+	}
+	detail := AgentFailure{Usage: out.Usage, Attempts: in.Attempt, Message: res.Err.Error()}
+	var sv *callpolicy.SchemaViolation
+	if errors.As(res.Err, &sv) {
+		detail.Reason = sv.Err.Error()
+		return out, agentError(errSchema, sv.Error(), detail, nil)
+	}
+	var ee *executors.Error
+	if errors.As(res.Err, &ee) {
+		detail.RetryAfter, detail.Fix = ee.RetryAfter, ee.Fix
+	}
+	detail.TimedOut = errors.Is(res.Err, context.DeadlineExceeded)
+	return out, agentError(executors.ClassOf(res.Err).String(), res.Err.Error(), detail, res.Err)
 }
 
 // agentError is a failure the workflow decides about: never retried by

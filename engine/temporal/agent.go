@@ -2,31 +2,38 @@ package temporal
 
 import (
 	"cmp"
-	"encoding/json"
+	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // maxWorkerLosses bounds how often one attempt of a call may be lost with
-// its worker (the heartbeat stops) before the call fails: an agent that
-// kills every worker it lands on must not go round for ever.
+// its worker (the heartbeat stops) before the attempt counts as a fault of
+// ours, which the call policy retries and, when it persists, pauses the
+// run for: an agent that kills every worker it lands on must not go round
+// for ever.
 const maxWorkerLosses = 10
 
 // agentCall is one live agent() call waiting for, or holding, a slot.
 type agentCall struct {
-	path  string
+	*callpolicy.Call
+	// input is what each attempt's activity gets, but for its prompt and
+	// attempt number.
 	input AgentInput
-	opts  lang.AgentOptions
 	done  lang.Done
+	// batch is the fan-out the call was made in, if any (see lang.Batch),
+	// and waited says the call found the concurrency cap reached: it
+	// waited for a slot, and a cancelled batch ends it before it starts.
+	batch  *lang.Batch
+	waited bool
 }
 
 // errIsolationOnTemporal is the error of an agent() call that asks for a
@@ -34,28 +41,17 @@ type agentCall struct {
 var errIsolationOnTemporal = errors.New("agent(): isolation: 'worktree' is not available with --backend temporal: " +
 	"a worker may not have the project's git repository; run this workflow locally (without --backend temporal) or drop the option")
 
-// startAgent fixes the call's identity (in program order, on the script's
-// coroutine), answers it from an earlier execution when it finished there,
-// and otherwise queues it for a concurrency slot. The checks and their
-// order are the local engine's (engine/agent.go).
-func (x *execution) startAgent(f *frame, sc *scope, prompt string, opts lang.AgentOptions, done lang.Done) {
-	for _, k := range opts.Ignored {
-		if !x.ignored[k] {
-			x.ignored[k] = true
-			x.log(sc.path, "warn", lang.IgnoredOption(k))
-		}
-	}
-	path := sc.callPath("agent")
-	if x.goctx.Err() != nil {
-		// The execution is ending: the call changes nothing, not even the
-		// state the workflow returns.
-		done(nil, x.stopped())
+// startAgent has the call policy fix the call (on the script's coroutine,
+// in program order), answers it from an earlier execution when the policy
+// says so, and otherwise queues it for a concurrency slot.
+func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions, batch *lang.Batch, done lang.Done) {
+	pc, err := x.policy.Agent(x.goctx, sc, prompt, opts)
+	if err != nil {
+		done(nil, err)
 		return
 	}
-	x.agents++
-	if max := x.in.Options.MaxAgents; x.agents > max {
-		x.limitHit(fmt.Sprintf("agent call %d is over the cap of %d agents per run", x.agents, max))
-		done(nil, engine.AgentLimitError(max))
+	if p := pc.Prior; p != nil {
+		done(p.Result, nil)
 		return
 	}
 	if opts.Isolation == "worktree" {
@@ -65,51 +61,13 @@ func (x *execution) startAgent(f *frame, sc *scope, prompt string, opts lang.Age
 		done(nil, errIsolationOnTemporal)
 		return
 	}
-	schema, err := engine.CompileSchema(opts.Schema)
-	if err != nil {
-		done(nil, engine.BadSchemaError(err))
-		return
-	}
-	var canonical []byte
-	if schema != nil {
-		canonical = schema.Canonical()
-	}
-	executor := opts.Executor
-	if executor == "" {
-		executor = x.in.Options.Executor
-	}
-	phase := opts.Phase
-	if phase == "" {
-		phase = sc.phase
-	}
-	// Model and permissions resolve as locally, but for the executor's
-	// configuration, which is the worker's: it fills what is left empty.
-	resolved := opts
-	if executor == x.in.Options.Executor {
-		resolved.Model = cmp.Or(opts.Model, x.in.Options.Model)
-	}
-	resolved.Permissions = string(cmp.Or(executors.Permissions(opts.Permissions),
-		executors.AgentTypePermissions(opts.AgentType), x.in.Options.Permissions))
-	fp := engine.AgentFingerprint(prompt, executor, resolved, canonical)
-	if p, ok := x.lookup(sc, path, fp, f.mode); ok {
-		x.replayed++
-		x.spent += p.Usage.Total()
-		done(p.Result, nil)
-		return
-	}
-	var timeoutMs int64
-	if t := x.in.Options.AgentTimeout; t > 0 {
-		timeoutMs = t.Milliseconds()
-	}
-	if opts.TimeoutMs != nil {
-		timeoutMs = *opts.TimeoutMs
-	}
-	c := &agentCall{path: path, opts: opts, done: done, input: AgentInput{
-		RunID: x.in.RunID, Path: path, Fingerprint: fp, Prompt: prompt, Label: opts.Label, Phase: phase,
-		Executor: executor, Model: resolved.Model, Effort: opts.Effort, Permissions: executors.Permissions(resolved.Permissions),
-		AgentType: opts.AgentType, Isolation: opts.Isolation,
-		Schema: opts.Schema, Cwd: x.in.Cwd, SchemaAttempts: x.in.Options.SchemaAttempts, TimeoutMs: timeoutMs,
+	c := &agentCall{Call: pc, done: done, batch: batch, input: AgentInput{
+		RunID: x.in.RunID, Path: pc.Path, Fingerprint: pc.FP, Prompt: prompt, Label: opts.Label, Phase: pc.Phase,
+		Executor: pc.Executor, Model: pc.Model, Effort: pc.Effort, Permissions: pc.Permissions,
+		AgentType: opts.AgentType, Isolation: opts.Isolation, Schema: opts.Schema, Cwd: x.in.Cwd,
+		TimeoutMs: pc.Timeout.Milliseconds(),
 	}}
+	c.waited = x.active >= x.in.Options.Concurrency
 	x.queue = append(x.queue, c)
 	x.pump()
 }
@@ -131,87 +89,123 @@ func (x *execution) pump() {
 	}
 }
 
-// runLive runs a call as activities until it has an answer: one activity
-// per attempt, the transient failures retried here with the run's backoff
-// so that each retry may land on another worker.
+// runLive runs a call by the call policy, each attempt an activity that
+// any worker may take, so that a retry may land on another worker and
+// every attempt fits its activity's timeout.
 func (x *execution) runLive(wc workflow.Context, c *agentCall) {
-	if x.goctx.Err() != nil {
-		c.done(nil, x.stopped())
-		return
-	}
-	if err := x.checkBudget(); err != nil {
+	// A sibling met the agent cap while this call waited for a slot. (A
+	// call that found a slot is under way, as in the Node runtime.)
+	if err := c.batch.Err(); err != nil && c.waited {
 		c.done(nil, err)
 		return
 	}
-	retries := x.in.Options.AgentRetries
-	if c.opts.Retries != nil {
-		retries = *c.opts.Retries
-	}
-	x.running++
-	defer func() { x.running-- }()
-	for attempt := 1; ; attempt++ {
-		in := c.input
-		in.Attempt = attempt
-		var out AgentOutput
-		err := workflow.ExecuteActivity(x.activityOptions(wc, c, attempt), AgentActivity, in).Get(wc, &out)
-		if err == nil {
-			x.addUsage(out.Usage)
-			x.live++
-			c.done(out.Value, nil)
+	if err := c.Begin(x.goctx); err != nil {
+		if errors.Is(err, callpolicy.ErrCostCap) {
+			// As locally: the run pauses once the calls within the cap
+			// have ended, and this one runs on resume.
+			x.pauseWhenIdle(x.policy.CapReason())
+			_ = workflow.Await(wc, func() bool { return x.goctx.Err() != nil })
+			c.done(nil, context.Cause(x.goctx))
 			return
 		}
-		if x.goctx.Err() != nil {
-			// Paused or stopped: the call did not finish and will run again.
-			c.done(nil, x.stopped())
-			return
-		}
-		failure, kind, msg := agentFailure(err)
-		x.addUsage(failure.Usage)
-		switch kind {
-		case errTransient:
-			if attempt <= retries {
-				if workflow.Sleep(wc, x.backoff(attempt, failure.RetryAfter)) != nil {
-					c.done(nil, x.stopped())
-					return
-				}
-				continue
-			}
-		case errRateLimited:
-			x.pauseFor("rate limited: " + msg)
-			c.done(nil, engine.RateLimitError(msg))
-			return
-		case errUnavailable:
-			x.pauseFor(msg)
-			c.done(nil, fmt.Errorf("%w: %s", engine.ErrPaused, msg))
-			return
-		case errSchema:
-			x.failed++
-			c.done(nil, engine.SchemaError(failure.Attempts, errors.New(failure.Reason)))
-			return
-		}
-		x.failed++
-		if c.opts.Required {
-			c.done(nil, engine.RequiredError(errors.New(msg), failure.TimedOut))
-			return
-		}
-		c.done(json.RawMessage("null"), nil)
+		c.done(nil, err)
 		return
 	}
+	x.running++
+	ctl := &callControl{}
+	x.controls[c.Path] = ctl
+	defer func() {
+		x.running--
+		delete(x.controls, c.Path)
+	}()
+	out := c.RunLive(x.goctx, activities{x: x, wc: wc, c: c, ctl: ctl})
+	x.addUsage(out.Usage)
+	switch out.Kind {
+	case callpolicy.Interrupted:
+		// Paused or stopped: the call did not finish and will run again.
+		c.done(nil, out.Err)
+	case callpolicy.Paused:
+		x.pauseFor(out.PauseReason)
+		c.done(nil, out.Err)
+	case callpolicy.GaveUp:
+		x.policy.Counts.Failed.Add(1)
+		c.done(c.ForScript(out))
+	default:
+		x.policy.Counts.Live.Add(1)
+		c.done(out.Value, nil)
+	}
 }
+
+// activities runs a call's attempts as activities, and waits between them
+// on the workflow's timer.
+type activities struct {
+	x   *execution
+	wc  workflow.Context
+	c   *agentCall
+	ctl *callControl
+}
+
+func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
+	in := l.c.input
+	in.Attempt = a.N
+	if a.Prompt != in.Prompt {
+		in.Ask = a.Prompt
+	}
+	wc, end, err := l.ctl.begin(l.wc)
+	if err != nil {
+		return callpolicy.AttemptResult{Err: err} // stopped between attempts
+	}
+	var out AgentOutput
+	err = workflow.ExecuteActivity(l.x.activityOptions(wc, l.c, a.N), AgentActivity, in).Get(wc, &out)
+	if cause := end(); cause != nil && l.x.goctx.Err() == nil {
+		// The user stopped or restarted the attempt: what it cost on its
+		// worker is not known here.
+		return callpolicy.AttemptResult{Err: cause}
+	}
+	if err == nil {
+		return callpolicy.AttemptResult{Value: out.Value,
+			Result: executors.Result{Usage: out.Usage, Provider: out.Provider, Model: out.Model, History: out.History}}
+	}
+	f, err := agentFailure(err)
+	return callpolicy.AttemptResult{Result: executors.Result{Usage: f.Usage}, Err: err}
+}
+
+func (l activities) Wait(ctx context.Context, d time.Duration) error {
+	wc, end, err := l.ctl.begin(l.wc)
+	if err != nil {
+		return err
+	}
+	if workflow.Sleep(wc, d) != nil {
+		if cause := end(); cause != nil && ctx.Err() == nil {
+			return cause
+		}
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		return l.x.stopped()
+	}
+	end()
+	return nil
+}
+
+// Retrying needs nothing more: the history has every attempt, and the
+// policy counts the retry.
+func (activities) Retrying(callpolicy.Retry) {}
 
 // activityOptions are an attempt's: its id is the call's path (with the
 // attempt after the first), a silent worker loses it after the heartbeat
 // timeout, and Temporal retries only such losses, never the agent's own
 // failures, which the activity reports as non-retryable.
 func (x *execution) activityOptions(wc workflow.Context, c *agentCall, attempt int) workflow.Context {
-	id := c.path
+	id := c.Path
 	if attempt > 1 {
 		id += "#" + strconv.Itoa(attempt)
 	}
 	startToClose := defaultAgentTimeout
 	if c.input.TimeoutMs > 0 {
 		// The activity enforces the agent's timeout itself, as a transient
-		// failure; this only catches a worker that hangs past it.
+		// failure; this only catches a worker that hangs past it. One
+		// activity is one attempt, so it fits.
 		startToClose = time.Duration(c.input.TimeoutMs)*time.Millisecond + time.Minute
 	}
 	return workflow.WithActivityOptions(wc, workflow.ActivityOptions{
@@ -227,34 +221,46 @@ func (x *execution) activityOptions(wc workflow.Context, c *agentCall, attempt i
 	})
 }
 
-// agentFailure reads what an activity's failure says: the agent's own
-// failure class and details, or "terminal" for a call Temporal gave up on.
-func agentFailure(err error) (AgentFailure, string, string) {
+// agentFailure turns an activity's failure back into the error the
+// executor gave on its worker, as the call policy judges it locally: its
+// class, words, fix, Retry-After and whether it ran out of time; a schema
+// violation; or, for an attempt Temporal gave up on (its workers kept
+// getting lost), a fault of ours.
+func agentFailure(err error) (AgentFailure, error) {
 	var f AgentFailure
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		if app.HasDetails() {
-			_ = app.Details(&f)
-		}
-		return f, app.Type(), app.Message()
+	if !errors.As(err, &app) {
+		return f, &executors.Error{Class: executors.Infrastructure,
+			Message: "the call was lost with its worker, again and again", Err: err}
 	}
-	return f, errTerminal, "the call was lost: " + err.Error()
+	if app.HasDetails() {
+		_ = app.Details(&f)
+	}
+	msg := cmp.Or(f.Message, app.Message())
+	class := executors.Terminal
+	switch app.Type() {
+	case errSchema:
+		return f, &callpolicy.SchemaViolation{Err: errors.New(cmp.Or(f.Reason, msg))}
+	case errTransient:
+		class = executors.Transient
+	case errRateLimited:
+		class = executors.RateLimited
+	case errUnavailable:
+		class = executors.Unavailable
+	case errInfrastructure:
+		class = executors.Infrastructure
+	}
+	var out error = &executors.Error{Class: class, Message: msg, Fix: f.Fix, RetryAfter: f.RetryAfter}
+	if f.TimedOut {
+		out = timedOut{out}
+	}
+	return f, out
 }
 
-func (x *execution) checkBudget() error {
-	budget := x.in.Options.TokenBudget
-	if budget <= 0 || x.spent < budget {
-		return nil
-	}
-	x.limitHit(fmt.Sprintf("%d of %d tokens spent", x.spent, budget))
-	return engine.BudgetError(x.spent, budget)
-}
+// timedOut is a failure that ran out of its time on a worker: errors.Is
+// finds context.DeadlineExceeded in it, as in the error the local engine
+// sees, so that a required call throws AGENT_TIMEOUT on both.
+type timedOut struct{ error }
 
-// backoff is how long to wait before retry n: what the executor asked
-// for, else exponential from the run's base, capped at 30 seconds.
-func (x *execution) backoff(n int, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		return retryAfter
-	}
-	return min(x.in.Options.RetryBackoff<<(n-1), 30*time.Second)
-}
+func (e timedOut) Is(target error) bool { return target == context.DeadlineExceeded }
+func (e timedOut) Unwrap() error        { return e.error }

@@ -7,7 +7,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -20,18 +20,23 @@ type waitingCheckpoint struct {
 // startCheckpoint answers a checkpoint from an earlier execution, by its
 // headless policy when nobody can answer, or else waits for a response
 // (the respond update) until its timeoutMs, if it has one.
-func (x *execution) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequest, done lang.Done) {
-	if x.goctx.Err() != nil {
-		done(nil, x.stopped())
+func (x *execution) startCheckpoint(sc *scope, req lang.CheckpointRequest, done lang.Done) {
+	cc, err := x.policy.Checkpoint(x.goctx, sc, req)
+	if err != nil {
+		done(nil, err)
 		return
 	}
-	path := sc.callPath("checkpoint")
-	fp := engine.CheckpointFingerprint(req)
-	cp := &Checkpoint{Path: path, Fingerprint: fp, Phase: sc.phase, Request: req, AskedAt: x.now().UTC()}
+	path := cc.Path
+	cp := &Checkpoint{Path: path, Fingerprint: cc.FP, Phase: sc.Phase(), Request: req, AskedAt: x.now().UTC()}
 	x.checkpoints = append(x.checkpoints, cp)
-	if p, ok := x.lookup(sc, path, fp, f.mode); ok {
-		x.answer(cp, p.Result, "journal")
-		done(p.Result, nil)
+	if prior := cc.Prior; prior != nil {
+		x.answer(cp, prior.Result, "journal")
+		done(prior.Result, nil)
+		return
+	}
+	if cc.Given != nil {
+		x.answer(cp, cc.Given, "given")
+		done(cc.Given, nil)
 		return
 	}
 	if !x.in.Human {
@@ -60,13 +65,13 @@ func (x *execution) startCheckpoint(f *frame, sc *scope, req lang.CheckpointRequ
 // headless applies the checkpoint's policy when no human answers: its
 // declared default, or abort.
 func (x *execution) headless(cp *Checkpoint, source, why string) (json.RawMessage, error) {
-	req := cp.Request
-	if req.Headless == "default" {
-		x.answer(cp, req.Default, source)
-		return req.Default, nil
+	answer, err := callpolicy.Headless(cp.Request, why, "on Temporal with --await-checkpoints")
+	if err != nil {
+		cp.Pending = false
+		return nil, err
 	}
-	cp.Pending = false
-	return nil, engine.CheckpointAbortError(req, why, "on Temporal with --await-checkpoints")
+	x.answer(cp, answer, source)
+	return answer, nil
 }
 
 func (x *execution) answer(cp *Checkpoint, answer json.RawMessage, source string) {

@@ -1,7 +1,6 @@
 package temporal
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -31,16 +31,15 @@ type ChildInfo struct {
 // is recorded in the history and a replay does not look again) and comes
 // back as a bundle.
 func (x *execution) startWorkflow(f *frame, sc *scope, ref string, args json.RawMessage, done lang.Done) {
+	elem := sc.Next("wf")
 	if x.goctx.Err() != nil {
 		done(nil, x.stopped())
 		return
 	}
-	elem := sc.next("wf")
-	if f.depth >= 1 {
-		done(nil, engine.NestingError(ref))
+	if err := callpolicy.Nest(f.depth, ref); err != nil {
+		done(nil, err)
 		return
 	}
-	broken, phase := sc.flow.broken, sc.phase
 	workflow.Go(x.calls, func(wc workflow.Context) {
 		lctx := workflow.WithLocalActivityOptions(wc, workflow.LocalActivityOptions{
 			StartToCloseTimeout: time.Minute,
@@ -61,18 +60,12 @@ func (x *execution) startWorkflow(f *frame, sc *scope, ref string, args json.Raw
 			done(nil, fmt.Errorf("workflow(%q): %w", ref, err))
 			return
 		}
-		framePath := sc.path + "/" + engine.ChildFrame(elem, script.Meta().Name)
-		mode := f.mode
-		if prev, ok := x.children[framePath]; ok && mode != fresh {
-			mode = crash
-			if prev.Hash != script.Hash() || !bytes.Equal(prev.Args, args) {
-				mode = edit
-			}
-		}
+		framePath := callpolicy.ChildFramePath(sc, elem, script.Meta().Name)
+		child := newFrame(x, framePath, f.depth+1, "", script, args, sc)
+		child.rule = x.policy.Ledger().Rule(framePath, child.policy.Identity, f.rule)
 		x.state.Children = append(x.state.Children, ChildInfo{ScriptInfo: engine.ScriptInfo{
 			Frame: framePath, Name: script.Meta().Name, Path: script.Path(), Hash: script.Hash()}, Args: args})
-		x.log(sc.path, "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, mode))
-		child := newFrame(x, framePath, f.depth+1, mode, script, args, broken, phase)
+		x.log(sc.Prefix(), "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, child.rule))
 		done(script.Run(withWorkflow(x.goctx, wc), child))
 	})
 }

@@ -16,8 +16,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
@@ -76,6 +79,12 @@ type StartRequest struct {
 	Human bool
 	// Heartbeat is the agents' heartbeat timeout; 0 means DefaultHeartbeat.
 	Heartbeat time.Duration
+	// Defaults is the executors' configuration here, by name
+	// (callpolicy.ExecutorDefaults): calls resolve against it as in a
+	// local run (see RunInput.Defaults).
+	Defaults map[string]executors.Defaults
+	// Cost prices the calls (see RunInput.Cost).
+	Cost *cost.Model
 }
 
 // Start creates a run on Temporal and returns its first execution's input.
@@ -91,9 +100,12 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (RunInput, error) 
 		req.Heartbeat = DefaultHeartbeat
 	}
 	meta := req.Script.Meta()
+	if req.Options.MaxCostUSD == 0 && meta.MaxCost > 0 {
+		req.Options.MaxCostUSD = meta.MaxCost
+	}
 	in := RunInput{
-		RunID: store.NewRunID(meta.Name), Rule: "fresh", Script: req.Bundle, Args: args, Options: req.Options,
-		Cwd: req.Cwd, Human: req.Human, Heartbeat: req.Heartbeat,
+		RunID: store.NewRunID(meta.Name), Rule: callpolicy.RuleFresh, Script: req.Bundle, Args: args, Options: req.Options,
+		Cwd: req.Cwd, Human: req.Human, Heartbeat: req.Heartbeat, Defaults: req.Defaults, Cost: req.Cost,
 		Name: meta.Name, Description: meta.Description, ScriptHash: req.Script.Hash(), CreatedAt: time.Now().UTC(),
 	}
 	return in, c.execute(ctx, in)
@@ -113,6 +125,11 @@ type ResumeRequest struct {
 	Human *bool
 	// Heartbeat, when positive, changes the agents' heartbeat timeout.
 	Heartbeat time.Duration
+	// Defaults, when not nil, is the executors' configuration now, as a
+	// local resume resolves calls against its current configuration.
+	Defaults map[string]executors.Defaults
+	// Cost, when not nil, prices the calls from now on.
+	Cost *cost.Model
 }
 
 // Resume starts a new execution of a run that has ended (paused, failed or
@@ -155,11 +172,21 @@ func (c *Client) Resume(ctx context.Context, runID string, req ResumeRequest) (R
 	if req.Heartbeat > 0 {
 		in.Heartbeat = req.Heartbeat
 	}
-	in.Rule = "crash"
-	if in.ScriptHash != last.input.ScriptHash || !bytes.Equal(in.Args, last.input.Args) {
-		in.Rule = "edit"
+	if req.Defaults != nil {
+		in.Defaults = req.Defaults
 	}
-	in.Prior = prior(execs)
+	if req.Cost != nil {
+		in.Cost = req.Cost
+	}
+	in.Rule = callpolicy.RuleCrash
+	if in.ScriptHash != last.input.ScriptHash || !bytes.Equal(in.Args, last.input.Args) {
+		in.Rule = callpolicy.RuleEdit
+	}
+	var prices *cost.Table
+	if in.Cost != nil {
+		prices = in.Cost.Prices
+	}
+	in.Prior = prior(execs, prices)
 	return in, c.execute(ctx, in)
 }
 
@@ -187,6 +214,15 @@ func (c *Client) execute(ctx context.Context, in RunInput) error {
 // and a resume replays what finished.
 func (c *Client) Pause(ctx context.Context, runID, reason string) error {
 	err := c.sdk.SignalWorkflow(ctx, runID, "", PauseSignal, Pause{Reason: reason})
+	return c.controlError(runID, err)
+}
+
+// ControlCall stops or restarts ("stop", "restart") one running agent call
+// of the run's execution (see engine.Run.StopCall): the workflow cancels
+// the call's activity, and the call policy decides what follows. A call
+// that is not running is left alone, with a warning in the run's log.
+func (c *Client) ControlCall(ctx context.Context, runID, path, action string) error {
+	err := c.sdk.SignalWorkflow(ctx, runID, "", CallSignal, CallAction{Path: path, Action: action})
 	return c.controlError(runID, err)
 }
 
@@ -323,7 +359,7 @@ func (e *execHistory) final() State {
 		case "done":
 			st.Stats.Live++
 		case "failed":
-			if r.errKind != errTransient {
+			if r.errKind != errTransient && r.errKind != errSchema && !pausedBy(r.errKind) {
 				st.Stats.Failed++
 			}
 		case "running":

@@ -93,10 +93,15 @@ func buildDetail(execs []*execHistory, states []*State) *engine.Detail {
 			case "failed":
 				u := r.failure.Usage
 				c.Usage, c.Error, c.Attempts = &u, r.errMsg, r.failure.Attempts
+				if pausedBy(r.errKind) {
+					// Not the call's failure: the run paused on it, and it
+					// runs again on resume, as a local run shows it.
+					c.Status, c.Error = "running", ""
+				}
 			case "cancelled":
 				c.Error = "cancelled: the execution paused or stopped"
 			}
-			if r.status != "running" {
+			if c.Status != "running" {
 				c.EndedAt = r.ended.UTC()
 			} else {
 				c.EndedAt = time.Time{}
@@ -212,4 +217,11 @@ func listedStatus(st *State) string {
 		}
 	}
 	return string(st.Status)
+}
+
+// pausedBy reports an activity failure of a kind that pauses the run
+// rather than ending the call (see callpolicy.Call.RunLive): the call is
+// not failed, it runs again on resume.
+func pausedBy(kind string) bool {
+	return kind == errRateLimited || kind == errUnavailable || kind == errInfrastructure
 }

@@ -12,6 +12,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -43,6 +45,14 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 			x.pauseFor(p.Reason)
 		}
 	})
+	workflow.Go(x.host, func(wc workflow.Context) {
+		actions := workflow.GetSignalChannel(wc, CallSignal)
+		for {
+			var a CallAction
+			actions.Receive(wc, &a)
+			x.control(a)
+		}
+	})
 	// Stop is Temporal's cancellation of the workflow. The script runs under
 	// a disconnected context, so it hears of it here, in workflow code.
 	workflow.Go(ctx, func(wc workflow.Context) {
@@ -58,7 +68,7 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 		return x.finish(nil, err)
 	}
 	x.state.Name = script.Meta().Name
-	main := newFrame(x, "", 0, modeOf(in.Rule), script, in.Args, false, "")
+	main := newFrame(x, "", 0, in.Rule, script, in.Args, nil)
 	result, err := script.Run(x.goctx, main)
 	return x.finish(result, err)
 }
@@ -68,7 +78,8 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 func (x *execution) markStopped() (*State, error) {
 	if e := x.in.Ended; e != nil {
 		x.state.Phase = e.Phase
-		x.replayed, x.live, x.failed = e.Stats.Replayed, e.Stats.Live, e.Stats.Failed
+		stats := e.Stats
+		x.ended = &stats
 		x.usage = executors.Usage{InputTokens: e.Stats.InputTokens, CachedInputTokens: e.Stats.CachedInputTokens,
 			OutputTokens: e.Stats.OutputTokens, CostUSD: e.Stats.CostUSD}
 	}
@@ -95,21 +106,23 @@ type execution struct {
 	cancel      context.CancelCauseFunc
 	cause       error
 
-	state    State
-	usage    executors.Usage // every live attempt of every execution so far
-	spent    int64           // tokens as the script's budget sees them
-	agents   int
-	replayed int
-	live     int
-	failed   int
-	running  int
+	// policy decides what each call does (identity, replay, caps, budget,
+	// retries): the rules both backends share.
+	policy  *callpolicy.Execution
+	state   State
+	usage   executors.Usage // every live attempt of every execution so far
+	running int
+	// ended is, for a stop execution, the figures of the execution it
+	// follows.
+	ended *store.Stats
 
-	ignored     map[string]bool       // agent() option keys warned about
-	prior       map[string]*PriorCall // path + "\x00" + fp, for replay
-	seen        map[string]bool
-	children    map[string]PriorChild
-	queue       []*agentCall
-	active      int // agent calls holding a concurrency slot
+	queue  []*agentCall
+	active int // agent calls holding a concurrency slot
+	// capping is set once the dollar cap refused a call: the execution
+	// pauses when the calls running end.
+	capping bool
+	// controls holds the running calls' stop and restart (CallSignal).
+	controls    map[string]*callControl
 	checkpoints []*Checkpoint
 	waiting     map[string]*waitingCheckpoint
 }
@@ -120,46 +133,43 @@ func newExecution(ctx workflow.Context, hosts *lang.Registry, in RunInput) *exec
 	goctx, cancel := context.WithCancelCause(withWorkflow(context.Background(), host))
 	x := &execution{
 		in: in, hosts: hosts, wf: ctx, host: host, calls: calls, cancelCalls: cancelCalls, goctx: goctx, cancel: cancel,
-		prior: map[string]*PriorCall{}, seen: map[string]bool{}, children: map[string]PriorChild{}, ignored: map[string]bool{},
-		waiting: map[string]*waitingCheckpoint{},
+		waiting: map[string]*waitingCheckpoint{}, controls: map[string]*callControl{},
 	}
 	x.state = State{RunID: in.RunID, Name: in.Name, Epoch: in.Epoch, Status: engine.StatusRunning, StartedAt: workflow.Now(ctx)}
+	ledger := callpolicy.NewLedger()
 	if p := in.Prior; p != nil {
 		x.usage = p.Usage
-		for i := range p.Calls {
-			c := &p.Calls[i]
-			x.prior[key(c.Path, c.Fingerprint)] = c
+		for _, r := range p.Runs {
+			ledger.Ran(r)
 		}
-		for _, k := range p.Seen {
-			x.seen[k] = true
-		}
-		for _, c := range p.Children {
-			x.children[c.Frame] = c
+		for _, r := range p.Records {
+			ledger.Note(r)
 		}
 	}
+	limits := in.Options.CallLimits()
+	limits.Cost = in.Cost
+	x.policy = callpolicy.NewExecution(in.RunID, in.Epoch, limits, ledger, workflowHost{x})
+	x.policy.SetSpentUSD(x.usage.CostUSD)
 	return x
 }
 
-func key(path, fp string) string { return path + "\x00" + fp }
+// workflowHost is what the call policy asks of an execution on Temporal.
+type workflowHost struct{ x *execution }
 
-// lookup finds the answer of the call at path with fingerprint fp from an
-// earlier execution, claiming it. Under the edit rule a call never seen
-// before (new, or changed) breaks its scope's flow, so later calls there
-// run live: the engine's prefix rule.
-func (x *execution) lookup(sc *scope, path, fp string, mode replayMode) (*PriorCall, bool) {
-	if mode == fresh || (mode == edit && sc.flow.broken) {
-		return nil, false
+// Defaults is the executor's configuration on the machine that started or
+// resumed the run (RunInput.Defaults).
+func (h workflowHost) Defaults(executor string) executors.Defaults { return h.x.in.Defaults[executor] }
+
+func (h workflowHost) Schema(raw json.RawMessage) (callpolicy.Schema, error) {
+	s, err := engine.CompileSchema(raw)
+	if s == nil || err != nil {
+		return nil, err
 	}
-	k := key(path, fp)
-	if p := x.prior[k]; p != nil {
-		delete(x.prior, k)
-		return p, true
-	}
-	if mode == edit && !x.seen[k] {
-		sc.flow.broken = true
-	}
-	return nil, false
+	return s, nil
 }
+
+func (h workflowHost) LimitHit(_, msg string)                { h.x.limitHit(msg) }
+func (h workflowHost) Warn(sc *callpolicy.Scope, msg string) { h.x.log(sc.Prefix(), "warn", msg) }
 
 // now is the workflow's deterministic clock.
 func (x *execution) now() time.Time { return workflow.Now(x.host) }
@@ -254,9 +264,16 @@ const scriptFailed = "ScriptFailed"
 // snapshot is the execution's State as the query reports it.
 func (x *execution) snapshot() State {
 	st := x.state
-	st.Stats.Agents = x.replayed + x.live + x.failed
-	st.Stats.Replayed, st.Stats.Live, st.Stats.Failed, st.Stats.Running = x.replayed, x.live, x.failed, x.running
-	st.Calls = min(x.agents, x.in.Options.MaxAgents)
+	n := &x.policy.Counts
+	if x.ended != nil {
+		st.Stats = *x.ended
+	} else {
+		st.Stats.Replayed, st.Stats.Live, st.Stats.Failed = int(n.Replayed.Load()), int(n.Live.Load()), int(n.Failed.Load())
+		st.Stats.Retried = int(n.Retried.Load())
+	}
+	st.Stats.Agents = st.Stats.Replayed + st.Stats.Live + st.Stats.Failed
+	st.Stats.Running = x.running
+	st.Calls = int(min(x.policy.Agents(), int64(x.in.Options.MaxAgents)))
 	st.Stats.InputTokens, st.Stats.CachedInputTokens = x.usage.InputTokens, x.usage.CachedInputTokens
 	st.Stats.OutputTokens, st.Stats.CostUSD = x.usage.OutputTokens, x.usage.CostUSD
 	st.Logs = slices.Clone(st.Logs)
@@ -268,12 +285,11 @@ func (x *execution) snapshot() State {
 	return st
 }
 
-// addUsage counts what a live attempt cost: in the run's totals and in the
-// spend the budget checks.
+// addUsage counts what a live attempt cost in the run's totals (the call
+// policy counts it against the budget).
 func (x *execution) addUsage(u executors.Usage) {
 	x.usage = x.usage.Add(u)
 	x.state.Usage = x.state.Usage.Add(u)
-	x.spent += u.Total()
 }
 
 // stopped is the error a call gets when the execution is ending.

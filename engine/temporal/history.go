@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -14,6 +13,8 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/executors"
 )
 
@@ -145,6 +146,20 @@ func (e *execHistory) apply(ev *historypb.HistoryEvent, bySchedule map[int64]*ag
 	return nil
 }
 
+// priced is the attempt's usage with its cost, the CLI's or the table's
+// for the model that answered (else the model asked for).
+func (r *agentRecord) priced(prices *cost.Table) executors.Usage {
+	u := r.usage()
+	if prices == nil || u.CostUSD > 0 {
+		return u
+	}
+	model := prices.ModelOf(r.input.Executor, r.input.Model)
+	if _, _, ok := prices.Lookup(r.output.Model); ok {
+		model = r.output.Model
+	}
+	return prices.Priced(model, u)
+}
+
 // usage is what the attempt cost, whether it answered or not.
 func (r *agentRecord) usage() executors.Usage {
 	if r.status == "done" {
@@ -174,71 +189,56 @@ func (c *Client) readRun(ctx context.Context, runID string) ([]*execHistory, err
 	return append(out, latest), nil
 }
 
-// prior folds the executions into what a new execution replays, as the
-// local engine folds its journal (engine/history.go): a later answer for a
-// path and fingerprint supersedes an earlier one, and a failure forgets it.
-func prior(execs []*execHistory) *Prior {
+// prior gathers what the earlier executions did with the run's calls, for
+// the call policy to replay from by the same rules as a local run's
+// journal (callpolicy.Ledger): what each execution ran (its script and
+// args, and its children's), then each call it started, each answer, and
+// the checkpoints its state lists. What the calls cost is priced with
+// prices where their CLI did not say (the dollar cap counts it).
+func prior(execs []*execHistory, prices *cost.Table) *Prior {
 	p := &Prior{}
-	index := map[string]int{}
-	seen := map[string]bool{}
-	finish := func(path, fp string, c PriorCall) {
-		k := key(path, fp)
-		seen[k] = true
-		if i, ok := index[k]; ok {
-			p.Calls[i] = c
-			return
-		}
-		index[k] = len(p.Calls)
-		p.Calls = append(p.Calls, c)
-	}
-	forget := func(path, fp string) {
-		k := key(path, fp)
-		if i, ok := index[k]; ok {
-			p.Calls[i].Path = "" // dropped below
-			delete(index, k)
-		}
-	}
-	children := map[string]int{}
 	for _, e := range execs {
+		epoch := e.input.Epoch
+		p.Runs = append(p.Runs, callpolicy.Run{Epoch: epoch, Identity: callpolicy.IdentityOf(e.input.ScriptHash, e.input.Args)})
+		if e.state != nil {
+			for _, ch := range e.state.Children {
+				p.Runs = append(p.Runs, callpolicy.Run{Frame: ch.Frame, Epoch: epoch, Identity: callpolicy.IdentityOf(ch.Hash, ch.Args)})
+			}
+		}
+	}
+	for _, e := range execs {
+		epoch := e.input.Epoch
+		// spent is what each call's attempts cost so far in the execution:
+		// an answer's cost, which its replay counts against the budget,
+		// is every attempt's, as a local journal records it.
+		spent := map[string]executors.Usage{}
 		for _, r := range e.calls {
-			seen[key(r.input.Path, r.input.Fingerprint)] = true
-			p.Usage = p.Usage.Add(r.usage())
-			switch {
-			case r.status == "done":
-				finish(r.input.Path, r.input.Fingerprint, PriorCall{Path: r.input.Path, Fingerprint: r.input.Fingerprint, Result: r.output.Value, Usage: r.output.Usage})
-			case r.status == "failed" && r.errKind != errTransient:
-				forget(r.input.Path, r.input.Fingerprint)
+			p.Usage = p.Usage.Add(r.priced(prices))
+			in := r.input
+			spent[in.Path] = spent[in.Path].Add(r.usage())
+			if in.Attempt <= 1 {
+				// The call's later attempts in this execution add nothing.
+				p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: in.Path, FP: in.Fingerprint, Kind: callpolicy.Started})
+			}
+			if r.status == "done" {
+				p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: in.Path, FP: in.Fingerprint, Kind: callpolicy.Finished,
+					Result: r.output.Value, Usage: spent[in.Path]})
 			}
 		}
 		if e.state == nil {
 			continue
 		}
 		for _, cp := range e.state.Checkpoints {
-			if cp.Source != "" && cp.Source != "journal" {
-				finish(cp.Path, cp.Fingerprint, PriorCall{Path: cp.Path, Fingerprint: cp.Fingerprint, Result: cp.Answer})
+			if cp.Source == "journal" {
+				continue // replayed: the earlier execution's record stands
 			}
-		}
-		for _, ch := range e.state.Children {
-			pc := PriorChild{Frame: ch.Frame, Hash: ch.Hash, Args: ch.Args}
-			if i, ok := children[ch.Frame]; ok {
-				p.Children[i] = pc
-			} else {
-				children[ch.Frame] = len(p.Children)
-				p.Children = append(p.Children, pc)
+			p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: cp.Path, FP: cp.Fingerprint, Kind: callpolicy.Started})
+			if cp.Source != "" {
+				p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: cp.Path, FP: cp.Fingerprint, Kind: callpolicy.Finished,
+					Result: cp.Answer})
 			}
 		}
 	}
-	kept := p.Calls[:0]
-	for _, c := range p.Calls {
-		if c.Path != "" {
-			kept = append(kept, c)
-		}
-	}
-	p.Calls = kept
-	for k := range seen {
-		p.Seen = append(p.Seen, k)
-	}
-	slices.Sort(p.Seen)
 	return p
 }
 

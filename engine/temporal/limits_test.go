@@ -31,7 +31,7 @@ try { await agent('second') } catch (e) { return [a, spent > 0, budget.remaining
 			func(o *engine.Options) { o.TokenBudget = 1 }},
 		{"terminal failure is null", `return [await agent('x [simulate:fail]'), await agent('y')]`, nil},
 		{"transient failure retried", `return await agent('x [simulate:transient]')`, func(o *engine.Options) { o.AgentRetries = 2 }},
-		{"transient failure exhausted", `return await agent('x [simulate:transient]')`, nil},
+		{"transient failure exhausted", `return await agent('x [simulate:transient]')`, func(o *engine.Options) { o.AgentRetries = 0 }},
 		{"schema repaired", `return await agent('x [simulate:invalid-once]', { schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } })`, nil},
 		{"schema never valid", `try { await agent('x [simulate:invalid]', { schema: { type: 'object', required: ['n'] } }) } catch (e) { return [e.code, e.message] }`, nil},
 		{"bad schema", `try { await agent('x', { schema: { type: 'objekt' } }) } catch (e) { return [e.code, e.message] }`, nil},
@@ -44,6 +44,10 @@ null.boom`, nil},
 		{"ignored option keys warn once", `return [await agent('a', { color: 'red' }), await agent('b', { color: 'blue' })]`, nil},
 		{"headless abort", `return await checkpoint('Go?', { kind: 'confirm' })`, nil},
 		{"branch failure", `return await parallel([() => agent('a'), () => { throw new Error('boom') }])`, nil},
+		{"agent cap in parallel", `try { return await parallel([1,2,3,4,5].map(i => () => agent('x' + i))) } catch (e) { return [e.code, e.message] }`,
+			func(o *engine.Options) { o.MaxAgents = 3 }},
+		{"token budget in pipeline", `try { return await pipeline([1, 2], i => agent('x' + i), a => agent('then ' + a)) } catch (e) { return [e.code, budget.remaining()] }`,
+			func(o *engine.Options) { o.TokenBudget, o.Concurrency = 1, 1 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

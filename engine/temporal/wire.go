@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -20,6 +22,7 @@ const (
 	StateQuery          = "dynworkflow.state"
 	RespondUpdate       = "dynworkflow.respond"
 	PauseSignal         = "dynworkflow.pause"
+	CallSignal          = "dynworkflow.call"
 	DefaultTaskQueue    = index.DefaultTaskQueue
 	DefaultNamespace    = index.DefaultNamespace
 	DefaultHeartbeat    = index.DefaultHeartbeat
@@ -48,8 +51,17 @@ type RunInput struct {
 	// Heartbeat is how long a worker may stay silent while it runs an agent
 	// before the call is given to another worker.
 	Heartbeat time.Duration `json:"heartbeat"`
+	// Defaults is the configuration of the executors, by name, on the
+	// machine that started or resumed the run: calls resolve their model,
+	// effort, permissions and timeout against it in the workflow, exactly
+	// as a local run does, so that their fingerprints are the same.
+	Defaults map[string]executors.Defaults `json:"defaults,omitempty"`
 	// Prior holds what earlier executions finished, for replay.
 	Prior *Prior `json:"prior,omitempty"`
+	// Cost prices the calls (the price table of the machine that started
+	// or resumed the run) and says what they are expected to cost, for the
+	// dollar cap; nil prices nothing.
+	Cost *cost.Model `json:"cost,omitempty"`
 	// Ended is, for a stop execution, the state of the execution it
 	// follows, whose figures the run keeps.
 	Ended *State `json:"ended,omitempty"`
@@ -64,33 +76,17 @@ type RunInput struct {
 	Previous []string `json:"previous,omitempty"`
 }
 
-// Prior is what a resumed execution replays: the finished calls of every
-// earlier execution, folded as the local engine folds its journal.
+// Prior is what a resumed execution replays from: what every earlier
+// execution did with the run's calls, as the local engine reads it from its
+// journal, for the call policy to decide by the same rules
+// (callpolicy.Ledger).
 type Prior struct {
-	// Calls are the finished calls, each with its latest answer.
-	Calls []PriorCall `json:"calls,omitempty"`
-	// Seen lists path+"\x00"+fingerprint of every call ever started: a call
-	// seen before is not a change to the script, even if it never finished.
-	Seen []string `json:"seen,omitempty"`
-	// Children are the child workflows earlier executions ran, by frame path.
-	Children []PriorChild `json:"children,omitempty"`
+	// Runs say which script and args each frame ran in each execution.
+	Runs []callpolicy.Run `json:"runs,omitempty"`
+	// Records are the calls' starts, answers and failures, in order.
+	Records []callpolicy.Record `json:"records,omitempty"`
 	// Usage is what every earlier execution cost.
 	Usage executors.Usage `json:"usage"`
-}
-
-// PriorCall is one finished call of an earlier execution.
-type PriorCall struct {
-	Path        string          `json:"path"`
-	Fingerprint string          `json:"fp"`
-	Result      json.RawMessage `json:"result"`
-	Usage       executors.Usage `json:"usage"`
-}
-
-// PriorChild is a child workflow an earlier execution ran.
-type PriorChild struct {
-	Frame string          `json:"frame"`
-	Hash  string          `json:"hash"`
-	Args  json.RawMessage `json:"args,omitempty"`
 }
 
 // AgentInput is one attempt of an agent call, as its activity gets it. It
@@ -101,11 +97,15 @@ type AgentInput struct {
 	Path        string `json:"path"`
 	Fingerprint string `json:"fp"`
 	Prompt      string `json:"prompt"`
-	Label       string `json:"label,omitempty"`
-	Phase       string `json:"phase,omitempty"`
-	Executor    string `json:"executor"`
-	Model       string `json:"model,omitempty"`
-	Effort      string `json:"effort,omitempty"`
+	// Ask is what this attempt asks when it is not Prompt: the repair of
+	// an answer that broke the schema. Prompt stays the call's, which is
+	// what show prints.
+	Ask      string `json:"ask,omitempty"`
+	Label    string `json:"label,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	Executor string `json:"executor"`
+	Model    string `json:"model,omitempty"`
+	Effort   string `json:"effort,omitempty"`
 	// Permissions is the policy the call asked for, or its run; "" lets
 	// the worker's executor configuration decide.
 	Permissions executors.Permissions `json:"permissions,omitempty"`
@@ -113,10 +113,10 @@ type AgentInput struct {
 	Isolation   string                `json:"isolation,omitempty"`
 	Schema      json.RawMessage       `json:"schema,omitempty"`
 	Cwd         string                `json:"cwd"`
-	// Attempt counts the call's attempts across transient retries, from 1.
+	// Attempt counts the call's attempts across retries and schema
+	// repairs, from 1: one activity runs one attempt, so each fits its
+	// timeout.
 	Attempt int `json:"attempt"`
-	// SchemaAttempts is how many answers a schema call may give.
-	SchemaAttempts int `json:"schemaAttempts"`
 	// TimeoutMs bounds the executor's run; 0 means none.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }
@@ -127,20 +127,23 @@ type AgentOutput struct {
 	Usage    executors.Usage         `json:"usage"`
 	Provider string                  `json:"provider,omitempty"`
 	Model    string                  `json:"model,omitempty"`
-	Attempts int                     `json:"attempts"` // executor runs, schema repairs included
+	Attempts int                     `json:"attempts"` // the call's attempts so far, this one included
 	DurMs    int64                   `json:"durMs"`
 	History  []executors.HistoryItem `json:"history,omitempty"`
 	Worker   string                  `json:"worker,omitempty"`
 }
 
-// The types of the errors an agent activity fails with. Each one is
-// non-retryable for Temporal: what to do next is the workflow's decision.
+// The types of the errors an agent activity fails with: the executor's
+// failure class (executors.Class), or errSchema for an answer that broke
+// the call's schema. Each one is non-retryable for Temporal: what to do
+// next is the call policy's decision, in the workflow.
 const (
-	errTerminal    = "terminal"
-	errTransient   = "transient"
-	errRateLimited = "rate-limited"
-	errSchema      = "schema"
-	errUnavailable = "unavailable"
+	errTerminal       = "terminal"
+	errTransient      = "transient"
+	errRateLimited    = "rate-limited"
+	errUnavailable    = "unavailable"
+	errInfrastructure = "infrastructure"
+	errSchema         = "schema"
 )
 
 // AgentFailure is the detail of an agent activity's failure.
@@ -148,10 +151,14 @@ type AgentFailure struct {
 	Usage      executors.Usage `json:"usage"`
 	Attempts   int             `json:"attempts"`
 	RetryAfter time.Duration   `json:"retryAfter,omitempty"`
-	// TimedOut says the last attempt ran out of its time.
+	// TimedOut says the attempt ran out of its time.
 	TimedOut bool `json:"timedOut,omitempty"`
-	// Reason is, for a schema failure, why the last answer failed it.
+	// Reason is, for a schema failure, why the answer failed it.
 	Reason string `json:"reason,omitempty"`
+	// Fix is what the user must do, for an unavailable executor.
+	Fix string `json:"fix,omitempty"`
+	// Message is the executor's own words, without the class.
+	Message string `json:"message,omitempty"`
 }
 
 // ResolveInput asks a worker to find a child workflow's script.
@@ -204,6 +211,14 @@ type Checkpoint struct {
 type Response struct {
 	Path   string          `json:"path"`
 	Answer json.RawMessage `json:"answer"`
+}
+
+// CallAction asks an execution to stop or restart one of its running
+// agent calls (see engine.Run.StopCall).
+type CallAction struct {
+	Path string `json:"path"`
+	// Action is "stop" or "restart".
+	Action string `json:"action"`
 }
 
 // Pause asks an execution to pause.

@@ -32,6 +32,11 @@ type Config struct {
 	Timeout     time.Duration
 	// Registry records live children so that a later start can reap them.
 	Registry *proc.Registry
+	// Scratch is a private directory of ours, outside the system's
+	// temporary directory, for what a call needs on disk beside the
+	// child (a CLI's configuration directory of its own); empty means the
+	// temporary directory.
+	Scratch string
 	// Grace is the wait between SIGTERM and SIGKILL on abort.
 	Grace  time.Duration
 	Logger *slog.Logger

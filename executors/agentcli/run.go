@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"slices"
 	"strings"
 
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -42,27 +42,24 @@ func (b *Base) Run(ctx context.Context, req executors.Request, call Call, p Pars
 	if err != nil {
 		return executors.Result{}, err
 	}
-	env := b.environ()
-	if len(call.Env) > 0 {
-		if env == nil {
-			env = os.Environ()
-		}
-		env = append(env, call.Env...)
-	}
 	spec := proc.Spec{
-		Path: path, Args: append(append([]string(nil), b.Args...), call.Args...), Dir: call.Dir, Env: env,
-		Stdin: call.Stdin, Grace: b.Grace, Registry: b.Registry, Logger: b.Logger,
-		Name: fmt.Sprintf("%s %s %s", b.name, req.RunID, req.Path),
+		Path: path, Args: append(append([]string(nil), b.Args...), call.Args...), Dir: call.Dir,
+		ExtraEnv: append(append(slices.Clip(b.Env), call.Env...), req.Env...), Stdin: call.Stdin, Grace: b.Grace, Registry: b.Registry, Logger: b.Logger,
+		Name: b.name + " " + req.RunID + " " + req.Path,
 	}
 	if spec.Stdin == nil {
 		spec.Stdin = []byte{}
 	}
 	ex, err := proc.Run(ctx, spec, p.Line)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			// The binary went away, or is not executable, since LookPath.
-			return executors.Result{}, b.Unavailable("", fmt.Sprintf("cannot start %s", path), err)
-		}
+	switch {
+	case err == nil:
+	case executors.ClassOf(err) == executors.Infrastructure:
+		// Ours, not the agent's: the call runs again once it clears.
+		return p.Partial(), err
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
+		// The binary went away, or is not executable, since LookPath.
+		return executors.Result{}, b.Unavailable("", fmt.Sprintf("cannot start %s", path), err)
+	default:
 		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: "executor " + b.name, Err: err}
 	}
 	if ex.Stopped {

@@ -3,11 +3,13 @@
 //
 //	claude -p --output-format stream-json --verbose --no-session-persistence
 //	       --tools TOOLS --permission-mode MODE [--model MODEL] [--effort EFFORT]
-//	       [--json-schema SCHEMA]
+//	       [--json-schema SCHEMA] --setting-sources user
 //
 // TOOLS and MODE are the call's permission policy (see PermissionArgs):
 // workspace-write is Bash,Edit,Glob,Grep,Read,Write in acceptEdits mode,
-// read-only is Glob,Grep,Read in dontAsk mode.
+// read-only is Glob,Grep,Read in dontAsk mode. --setting-sources user keeps
+// out the settings (hooks) and MCP servers a repository ships (see
+// SettingSourceArgs).
 //
 // with the prompt on standard input, which is then closed (with an open
 // pipe Claude waits 3 s for input). Taking the prompt from standard input

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"strings"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/agentcli"
@@ -35,7 +36,26 @@ func New(cfg agentcli.Config) *Executor {
 // Run runs one call as one claude -p.
 func (e *Executor) Run(ctx context.Context, req executors.Request, observe executors.Observer) (executors.Result, error) {
 	req = e.WithDefaults(req)
-	return e.Base.Run(ctx, req, agentcli.Call{Args: Args(req), Stdin: []byte(req.Prompt), Dir: req.Dir}, newParser(req, observe))
+	args := append(Args(req), SettingSourceArgs(e.Args)...)
+	return e.Base.Run(ctx, req, agentcli.Call{Args: args, Stdin: []byte(req.Prompt), Dir: req.Dir}, newParser(req, observe))
+}
+
+// SettingSourceArgs keeps Claude Code from the settings a repository
+// ships. claude -p skips the workspace-trust dialog, and reads the
+// project's .claude/settings.json and .claude/settings.local.json (their
+// hooks, plugins, apiKeyHelper, permission rules) and its .mcp.json
+// servers, and runs them, under every permission mode. --setting-sources
+// user leaves all of them out; the user's own settings (~/.claude) and
+// MCP servers stay. Executor args that say --setting-sources themselves
+// (the user's configuration, or a project file the user allowed) decide
+// instead.
+func SettingSourceArgs(configured []string) []string {
+	for _, a := range configured {
+		if a == "--setting-sources" || strings.HasPrefix(a, "--setting-sources=") {
+			return nil
+		}
+	}
+	return []string{"--setting-sources", "user"}
 }
 
 // Args is the command line of one call.

@@ -18,6 +18,9 @@
 // reported to the model as the tool's output.
 //
 // Codex reads its provider, credentials and approval policy from
-// $CODEX_HOME/config.toml (default ~/.codex); those stay the user's. Tests
-// point CODEX_HOME at a config whose provider is a fake server.
+// $CODEX_HOME/config.toml (default ~/.codex); those stay the user's. A
+// project's own .codex/config.toml is never read: when the user's
+// configuration trusts projects, the call runs with a shadow CODEX_HOME
+// that trusts none (home.go). Tests point CODEX_HOME at a config whose
+// provider is a fake server.
 package codex

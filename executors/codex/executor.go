@@ -38,8 +38,16 @@ func (e *Executor) Run(ctx context.Context, req executors.Request, observe execu
 		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: "codex", Err: err}
 	}
 	defer cleanup()
-	p := newParser(req, observe)
-	return e.Base.Run(ctx, req, agentcli.Call{Args: args, Stdin: []byte(req.Prompt), Dir: req.Dir}, p)
+	call := agentcli.Call{Args: args, Stdin: []byte(req.Prompt), Dir: req.Dir}
+	home, remove, err := shadowHome(e.Env, e.Scratch)
+	if err != nil {
+		return executors.Result{}, &executors.Error{Class: executors.Infrastructure, Message: "codex", Err: err}
+	}
+	defer remove()
+	if home != "" {
+		call.Env = []string{"CODEX_HOME=" + home}
+	}
+	return e.Base.Run(ctx, req, call, newParser(req, observe))
 }
 
 // Args is the command line of one call. The cleanup removes the schema

@@ -122,6 +122,13 @@ func TestArgs(t *testing.T) {
 		{"tool -- {prompt}", map[string]string{"prompt": "--help"}, []string{"--", "--help"}, false},
 		{"tool --prompt={prompt}", map[string]string{"prompt": "--help"}, []string{"--prompt=--help"}, false},
 		{"tool x{prompt}", map[string]string{"prompt": "-x"}, []string{"x-x"}, false},
+		// A value that starts a word makes it an option, lone or not.
+		{"tool {model}@latest", map[string]string{"model": "--exec=id"}, nil, true},
+		{"tool {effort}{model}", map[string]string{"model": "-rf"}, nil, true},
+		{"tool {model}:{effort}", map[string]string{"model": "-m", "effort": "high"}, nil, true},
+		{"tool -- {model}@latest", map[string]string{"model": "--exec=id"}, []string{"--", "--exec=id@latest"}, false},
+		{"tool {model}@latest", map[string]string{"model": "m"}, []string{"m@latest"}, false},
+		{"tool {prompt_file}", map[string]string{"prompt_file": "/tmp/p"}, []string{"/tmp/p"}, false},
 	}
 	for _, tc := range tests {
 		spec, err := ParseSpec(tc.template)
@@ -163,5 +170,28 @@ func TestConfiguredDefaults(t *testing.T) {
 		if err != nil || res.Text != tc.want {
 			t.Errorf("Run(%+v) = %q, %v; want %q", tc.req, res.Text, err, tc.want)
 		}
+	}
+}
+
+// TestPromptFile: {prompt_file} names a file only the user can read that
+// holds the prompt, gone once the call ends; standard input is then not
+// the prompt.
+func TestPromptFile(t *testing.T) {
+	spec, err := ParseSpec(`sh -c 'stat -c %a "$0"; cat "$0"; printf "|stdin:"; cat; echo "|$0" >&2' {prompt_file}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.PromptInArgs() {
+		t.Error("a template with {prompt_file} passes the prompt in its arguments")
+	}
+	res, err := New(spec, agentcli.Config{}).Run(context.Background(), executors.Request{Prompt: "secret plan", Dir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "600\nsecret plan|stdin:" {
+		t.Errorf("the command saw %q, want the prompt in a 0600 file and nothing on stdin", res.Text)
+	}
+	if p, _ := ParseSpec("aider --message {prompt}"); !p.PromptInArgs() {
+		t.Error("{prompt} as an argument is not reported")
 	}
 }

@@ -56,12 +56,21 @@ func (e *Executor) Run(ctx context.Context, req executors.Request, observe execu
 		defer cleanup()
 		vals["schema_file"] = path
 	}
+	if e.spec.uses("{prompt_file}") {
+		// A file only we can read, unlike an argument (see PromptInArgs).
+		path, cleanup, err := agentcli.PrivateFile("prompt.txt", []byte(req.Prompt))
+		if err != nil {
+			return executors.Result{}, &executors.Error{Class: executors.Infrastructure, Message: e.Name(), Err: err}
+		}
+		defer cleanup()
+		vals["prompt_file"] = path
+	}
 	args, err := e.spec.Args(vals)
 	if err != nil {
 		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: e.Name(), Err: err}
 	}
 	call := agentcli.Call{Args: args, Dir: req.Dir}
-	if !e.spec.uses("{prompt}") {
+	if !e.spec.uses("{prompt}") && !e.spec.uses("{prompt_file}") {
 		call.Stdin = []byte(req.Prompt)
 	}
 	return e.Base.Run(ctx, req, call, &parser{name: e.Name(), req: req, rec: agentcli.NewRecorder(observe)})

@@ -110,8 +110,15 @@ func (s Spec) uses(p string) bool {
 	return false
 }
 
-// placeholders are the names a template may use, in braces.
-var placeholders = []string{"prompt", "model", "effort", "schema", "schema_file", "dir", "permissions"}
+// placeholders are the names a template may use, in braces. Longer names
+// first where one starts another ({prompt_file} before {prompt}).
+var placeholders = []string{"prompt_file", "prompt", "model", "effort", "schema_file", "schema", "dir", "permissions"}
+
+// PromptInArgs reports whether the template passes the prompt itself as
+// an argument ({prompt}), where every local user can read it (in
+// /proc/PID/cmdline, or with ps) for as long as the call runs;
+// {prompt_file} and standard input keep it private.
+func (s Spec) PromptInArgs() bool { return s.uses("{prompt}") }
 
 // ErrOptionLike is matched by the error of Args when a value that starts
 // with '-' would become a word of its own, where the program would read it
@@ -124,17 +131,19 @@ var ErrOptionLike = errors.New("a value would be read as an option")
 // read again, so a prompt that contains "{model}" stays as it is. Braces
 // that do not name a placeholder stay as they are.
 //
-// A word that is a placeholder alone and whose value starts with '-'
-// (a prompt such as "--help", say) would reach the program as an option.
-// It is passed only after a "--" word, which ends the options of most
-// programs; otherwise Args refuses, with an error matching ErrOptionLike
-// that says how to fix the template.
+// A word that a value starts, and that the value makes start with '-' (a
+// prompt such as "--help", or a model "--exec=..." in "{model}@latest"),
+// would reach the program as an option. It is passed only after a "--"
+// word, which ends the options of most programs; otherwise Args refuses,
+// with an error matching ErrOptionLike that says how to fix the template.
+// A word that starts with '-' in the template ("--model={model}") is the
+// template's own option, whatever its value.
 func (s Spec) Args(vals map[string]string) ([]string, error) {
 	args := make([]string, 0, len(s.Words)-1)
 	afterDashes := false
 	for _, w := range s.Words[1:] {
 		out := expand(w, vals)
-		if name, lone := loneName(w); lone && strings.HasPrefix(out, "-") && !afterDashes {
+		if name, ok := leadingName(w, vals); ok && strings.HasPrefix(out, "-") && !afterDashes {
 			return nil, fmt.Errorf("%w: the %s starts with %q, and the template of executor %q passes {%s} as a word of its own, "+
 				"where %s would read it as an option; put -- before {%s} in the template, write it inside a word (--%s={%s}), "+
 				"or leave {prompt} out to pass the prompt on standard input",
@@ -183,10 +192,20 @@ func placeholderAt(w string) (string, bool) {
 	return "", false
 }
 
-// loneName reports whether a word is one placeholder and nothing else.
-func loneName(w string) (string, bool) {
-	name, ok := placeholderAt(w)
-	return name, ok && len(w) == len(name)+2
+// leadingName is the placeholder whose value a word's expansion starts
+// with: the first of the placeholders at its start that has a value (an
+// empty one lets the next start the word).
+func leadingName(w string, vals map[string]string) (string, bool) {
+	for {
+		name, ok := placeholderAt(w)
+		if !ok {
+			return "", false
+		}
+		if vals[name] != "" {
+			return name, true
+		}
+		w = w[len(name)+2:]
+	}
 }
 
 func clipValue(v string) string {

@@ -1,8 +1,8 @@
 // Package pi is the executor "pi": the Pi coding agent run once per agent
 // call as
 //
-//	pi -p --mode json --no-session --tools TOOLS [--extension GUARD]
-//	   [--model MODEL] [--thinking EFFORT]
+//	pi -p --mode json --no-session --no-extensions --offline --tools TOOLS
+//	   [--extension GUARD] [--model MODEL] [--thinking EFFORT]
 //
 // with the prompt on standard input, which is then closed (pi -p waits
 // forever on an open pipe; a prompt given as an argument would also be
@@ -11,7 +11,9 @@
 // TOOLS and GUARD are the call's permission policy (see PermissionTools):
 // Pi has no sandbox, so workspace-write leaves its shell out and loads a
 // small extension that blocks edits and writes outside the working
-// directory.
+// directory, and to the files inside it that make programs run.
+// --no-extensions and --offline keep Pi from loading the extensions and
+// installing the packages a repository names in its .pi directory.
 //
 // Why -p --mode json and not --mode rpc: one child per call gives each
 // call a fresh conversation (an RPC session carries the previous prompts

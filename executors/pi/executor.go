@@ -46,8 +46,16 @@ func (e *Executor) Run(ctx context.Context, req executors.Request, observe execu
 
 // Args is the command line of one call. The cleanup removes the guard
 // extension, if one was written.
+//
+// Pi loads code a repository ships: the extensions of .pi/extensions and
+// those its .pi/settings.json lists, and the packages that file names,
+// installed at start with the npm command it names. --no-extensions turns
+// the discovery off (an extension given with --extension, ours or one in
+// the executor's configured args, still loads) and --offline the
+// installing; the user's own extensions are turned off with them, and go
+// in the executor's args to load.
 func Args(req executors.Request) ([]string, func(), error) {
-	args := []string{"-p", "--mode", "json", "--no-session"}
+	args := []string{"-p", "--mode", "json", "--no-session", "--no-extensions", "--offline"}
 	tools, guard := PermissionTools(req.Permissions)
 	args = append(args, "--tools", tools)
 	cleanup := func() {}

@@ -1,9 +1,11 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -29,7 +31,8 @@ func TestRunLinesStdinAndExit(t *testing.T) {
 		{"exit code", `echo x; exit 3`, nil, []string{"x"}, 3},
 	}
 	for _, tc := range tests {
-		eachMode(t, tc.name, func(t *testing.T, reg *Registry) {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := openRegistry(t)
 			var got []string
 			ex, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", tc.script}, Stdin: tc.stdin, Registry: reg},
 				func(l []byte) { got = append(got, string(l)) })
@@ -47,45 +50,27 @@ func TestRunLinesStdinAndExit(t *testing.T) {
 }
 
 func TestRunMissingBinary(t *testing.T) {
-	eachMode(t, "", func(t *testing.T, reg *Registry) {
-		if _, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope"), Registry: reg}, nil); err == nil {
-			t.Fatal("want an error for a missing binary")
-		}
-	})
+	_, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope"), Registry: openRegistry(t)}, nil)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Run of a missing binary = %v, want an error matching fs.ErrNotExist", err)
+	}
 }
 
-// eachMode runs test with children started by us, and by a supervisor.
-func eachMode(t *testing.T, name string, test func(t *testing.T, reg *Registry)) {
-	for _, supervised := range []bool{false, true} {
-		sub := name + "/direct"
-		if supervised {
-			sub = name + "/supervised"
-		}
-		t.Run(strings.TrimPrefix(sub, "/"), func(t *testing.T) {
-			reg, err := OpenRegistry(t.TempDir(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if supervised {
-				sup := NewSupervisor(nil)
-				if sup == nil {
-					t.Skip("no supervisor on this system")
-				}
-				t.Cleanup(func() { sup.Close() })
-				reg.Supervise(sup)
-			}
-			test(t, reg)
-		})
+// openRegistry opens a registry in a temporary directory.
+func openRegistry(t *testing.T) *Registry {
+	t.Helper()
+	reg, err := OpenRegistry(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { reg.Close() })
+	return reg
 }
 
 // TestStopSignalsTheGroup: a child that ignores SIGTERM is killed after
 // the grace period, and so is the grandchild it spawned.
 func TestStopSignalsTheGroup(t *testing.T) {
-	eachMode(t, "", testStopSignalsTheGroup)
-}
-
-func testStopSignalsTheGroup(t *testing.T, reg *Registry) {
+	reg := openRegistry(t)
 	var err error
 	ctx, cancel := context.WithCancel(context.Background())
 	grandchild := make(chan int, 1)
@@ -327,5 +312,161 @@ func TestRegistryRefusesASymlinkedDir(t *testing.T) {
 	}
 	if _, err := OpenRegistry(link, nil); err == nil {
 		t.Error("OpenRegistry accepted a symlinked directory")
+	}
+}
+
+// A child's entry brackets its start time as /proc gives it, without
+// reading /proc: Reap can tell the child from a later process that reuses
+// its pid.
+func TestRegistryBracketsTheChildsStart(t *testing.T) {
+	reg := openRegistry(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pids := make(chan int, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = Run(ctx, Spec{Path: "/bin/sh", Args: []string{"-c", "echo $$; exec sleep 60"}, Registry: reg, Name: strings.Repeat("long name ", 200)},
+			func(l []byte) { pid, _ := strconv.Atoi(string(l)); pids <- pid })
+	}()
+	defer func() { cancel(); <-done }()
+	pid := <-pids
+	start, err := startTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e entry
+	waitFor(t, "the child's entry", func() bool {
+		entries, _ := readEntries(reg.path())
+		for _, x := range entries {
+			if x.Child.Pid == pid {
+				e = x
+				return true
+			}
+		}
+		return false
+	})
+	if !e.Child.startedAt(start) || e.Child.StartMax-e.Child.Start > 100 {
+		t.Errorf("the entry brackets the start with [%d, %d], /proc says %d", e.Child.Start, e.Child.StartMax, start)
+	}
+	if e.Child.startedAt(start+e.Child.StartMax-e.Child.Start+1) || e.Child.startedAt(e.Child.Start-1) {
+		t.Error("the bracket takes in start times outside it")
+	}
+	if !strings.HasPrefix(e.Name, "long name") || !strings.HasSuffix(e.Name, "…") {
+		t.Errorf("a long name is recorded as %q, want it cut to fit its slot", e.Name)
+	}
+}
+
+// A dead owner's file is reaped entry by entry and removed; a live
+// owner's file is left alone, even with no child in it.
+func TestReapOfARegistryFile(t *testing.T) {
+	reg := openRegistry(t)
+	if _, err := Run(context.Background(), Spec{Path: "/bin/true", Registry: reg}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ours := reg.path()
+
+	cmd := exec.Command("/bin/sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	before := bootTicks()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	after := bootTicks()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	owner := deadOwner(t)
+	live, _ := json.Marshal(entry{Child: identity{Pid: cmd.Process.Pid, Start: before, StartMax: after}, Pgid: cmd.Process.Pid, Owner: owner, Name: "orphan"})
+	dead := filepath.Join(reg.Dir(), fmt.Sprintf("%d-%d%s", owner.Pid, owner.Start, childrenSuffix))
+	content := append(append(bytes.Repeat([]byte(" "), slotSize-1), '\n'), live...)
+	if err := os.WriteFile(dead, append(content, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	found, err := reg.Reap(context.Background())
+	if err != nil || len(found) != 1 || !found[0].Killed || found[0].Pid != cmd.Process.Pid {
+		t.Fatalf("Reap = %+v, %v; want the dead owner's child killed", found, err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Error("the dead owner's child is still running")
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dead owner's file is still there (%v)", err)
+	}
+	if _, err := os.Stat(ours); err != nil {
+		t.Errorf("Reap removed the file of its live owner: %v", err)
+	}
+}
+
+// waitFor waits until cond holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after 10 s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A child gets our environment, the variables added for it over ours
+// (later ones winning, each once), and PWD when it runs in a directory.
+func TestChildEnvironment(t *testing.T) {
+	t.Setenv("PROC_TEST_A", "ours")
+	t.Setenv("PROC_TEST_B", "ours")
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		spec Spec
+		want []string
+	}{
+		{"ours", Spec{}, []string{"PROC_TEST_A=ours", "PROC_TEST_B=ours"}},
+		{"added over ours", Spec{ExtraEnv: []string{"PROC_TEST_A=x", "PROC_TEST_C=1", "PROC_TEST_A=y"}},
+			[]string{"PROC_TEST_A=y", "PROC_TEST_B=ours", "PROC_TEST_C=1"}},
+		{"in a directory", Spec{Dir: dir}, []string{"PROC_TEST_A=ours", "PWD=" + dir}},
+		{"a whole environment", Spec{Env: []string{"PROC_TEST_A=1", "PROC_TEST_A=2"}, ExtraEnv: []string{"PROC_TEST_B=3"}},
+			[]string{"PROC_TEST_A=2", "PROC_TEST_B=3"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := tc.spec
+			spec.Path = "/usr/bin/env"
+			seen := map[string]int{}
+			if _, err := Run(context.Background(), spec, func(l []byte) {
+				if k, _, _ := strings.Cut(string(l), "="); strings.HasPrefix(k, "PROC_TEST_") || k == "PWD" {
+					seen[string(l)]++
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range tc.want {
+				if seen[kv] != 1 {
+					t.Errorf("%s is set %d times in %v", kv, seen[kv], seen)
+				}
+			}
+			if tc.spec.Env != nil && len(seen) != len(tc.want) {
+				t.Errorf("the child's environment holds %v, want only %v", seen, tc.want)
+			}
+		})
+	}
+}
+
+// How a child ended reads as a sentence after its name.
+func TestExitString(t *testing.T) {
+	tests := []struct {
+		ex   Exit
+		want string
+	}{
+		{Exit{Code: 3}, "exited with status 3"},
+		{Exit{Code: -1, Signal: syscall.SIGKILL}, "was killed by SIGKILL"},
+		{Exit{Code: -1, Signal: syscall.SIGTERM}, "was killed by SIGTERM"},
+	}
+	for _, tc := range tests {
+		if got := tc.ex.String(); got != tc.want {
+			t.Errorf("%+v reads %q, want %q", tc.ex, got, tc.want)
+		}
 	}
 }

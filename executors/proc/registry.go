@@ -1,15 +1,16 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,60 +21,74 @@ import (
 	"github.com/dynworkflow/dynworkflow/internal/fsx"
 )
 
-// Registry records live children, one file per child, in a directory of
-// the state root, so that a later process can reap the children of one
-// that was killed.
+// Registry records live children in a directory of the state root, so
+// that a later process can reap the children of one that was killed.
 //
-// The file of a child that exited is kept, marked vacant, and the next
-// child's entry is written over it: a process makes as many files as it
-// ran children at once, not one per child. Creating and deleting a file
-// per agent is not free: on ext4 without a journal, every new file scans
-// past the inodes deleted in the last minutes, which made the entries a
-// fifth of the runtime's CPU in a 1,000-agent run.
+// Each process that starts children keeps one file there, opened with its
+// first child and held open: a record per child in a slot of fixed size,
+// written in place with one pwrite when the child starts and blanked when
+// it exits, for the next child to take. Files per child, created or
+// rewritten, cost far more: on ext4 without a journal every new file scans
+// past the inodes deleted in the last minutes, and a file truncated to
+// nothing is written to disk when it is closed (lest a crash leave it
+// empty); each made the registry a fifth of the runtime's CPU in a
+// 1,000-agent run. Files of the older layout, one entry each (*.json), are
+// still read and reaped.
 type Registry struct {
 	dir string
 	// self identifies our process to the entries we write.
 	self identity
 	log  *slog.Logger
-	// sup, if set, starts the children (see Supervisor).
-	sup *Supervisor
 
-	mu     sync.Mutex
-	vacant []string // our files whose child exited, to write over
-	files  int      // how many files we made
+	mu    sync.Mutex
+	file  *os.File // our file, opened with the first child
+	free  []int    // blank slots
+	slots int      // slots in the file
 }
 
-// Supervise has the registry's children started by sup, which kills them
-// and everything they started as soon as we die. Call it before any child
-// starts.
-func (r *Registry) Supervise(sup *Supervisor) { r.sup = sup }
+// slotSize is the size of a record in a registry file: an entry in JSON,
+// padded with spaces, and a newline. A longer name is cut to fit.
+const slotSize = 512
 
-// supervisor is the registry's supervisor, nil for a nil registry.
-func (r *Registry) supervisor() *Supervisor {
-	if r == nil {
-		return nil
-	}
-	return r.sup
-}
+// childrenSuffix ends the name of a registry file; legacySuffix the name of
+// a file of the older layout.
+const (
+	childrenSuffix = ".children"
+	legacySuffix   = ".json"
+)
 
 // identity names a process across pid reuse: its pid and its start time
-// (clock ticks since boot, from /proc; zero where unknown).
+// (clock ticks since boot, as /proc says; zero where unknown). A child's
+// start time is not read from /proc, which costs more than a registry
+// write, but bracketed: it was forked no earlier than Start and no later
+// than StartMax. A pid is reused only long after its process ended, so no
+// other process with that pid can have started inside the bracket.
 type identity struct {
-	Pid   int    `json:"pid"`
-	Start uint64 `json:"start"`
+	Pid      int    `json:"pid"`
+	Start    uint64 `json:"start"`
+	StartMax uint64 `json:"startMax,omitempty"`
 }
 
-// entry is one registry file.
+// startedAt reports whether a process that started at start (from /proc)
+// can be the one id names.
+func (id identity) startedAt(start uint64) bool {
+	if id.StartMax == 0 {
+		return start == id.Start
+	}
+	return id.Start <= start && start <= id.StartMax
+}
+
+// entry is one child's record.
 type entry struct {
 	Child identity `json:"child"`
 	// Pgid is the child's process group, led by the child; 0 in a vacant
-	// entry, which names only its owner.
+	// entry of the older layout, which names only its owner.
 	Pgid      int       `json:"pgid"`
 	Owner     identity  `json:"owner"`
 	Name      string    `json:"name,omitempty"`
 	StartedAt time.Time `json:"startedAt"`
 
-	path string
+	slot int
 }
 
 // OpenRegistry opens (creating it, mode 0700) the registry in dir. Like
@@ -94,63 +109,128 @@ func OpenRegistry(dir string, log *slog.Logger) (*Registry, error) {
 // Dir is the registry's directory.
 func (r *Registry) Dir() string { return r.dir }
 
-// add records a child that just started. A nil registry records nothing.
-func (r *Registry) add(pid int, name string) (*entry, error) {
+// Close closes our file, leaving it for the next Reap to remove once we
+// have exited; the registry records nothing more.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.file == nil {
+		return nil
+	}
+	err := r.file.Close()
+	r.file = nil
+	r.slots = -1 // never opened again
+	return err
+}
+
+// add records a child that just started, forked between the clock ticks
+// since boot before and after (see identity). A nil registry records
+// nothing.
+func (r *Registry) add(pid int, name string, before, after uint64) (*entry, error) {
 	if r == nil {
 		return nil, nil
 	}
 	// Without a start time (no /proc) Reap will not signal the group: a
 	// missed orphan is better than a wrong kill.
-	start, _ := startTime(pid)
-	e := &entry{Child: identity{Pid: pid, Start: start}, Pgid: pid, Owner: r.self, Name: name, StartedAt: time.Now().UTC(),
-		path: r.file()}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return nil, err
+	child := identity{Pid: pid}
+	if before > 0 {
+		child.Start, child.StartMax = before, max(after, before)
 	}
+	e := &entry{Child: child, Pgid: pid, Owner: r.self, Name: name, StartedAt: time.Now().UTC()}
+	b, err := json.Marshal(e)
+	for err == nil && len(b) > slotSize-1 && e.Name != "" {
+		// Only the name can be long: cut it, on a rune boundary.
+		keep := max(0, len(e.Name)-(len(b)-(slotSize-1))-8)
+		e.Name = strings.ToValidUTF8(e.Name[:keep], "") + "…"
+		if keep == 0 {
+			e.Name = ""
+		}
+		b, err = json.Marshal(e)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record child %d: %w", pid, err)
+	}
+	f, slot, err := r.take()
+	if err != nil {
+		return nil, fmt.Errorf("record child %d: %w", pid, err)
+	}
+	e.slot = slot
 	// No fsync: the file matters only if we die, and a child that outlives
 	// a machine crash is not a concern.
-	if err := writeEntry(e.path, b); err != nil {
+	if err := writeSlot(f, slot, b); err != nil {
+		r.give(slot)
 		return nil, fmt.Errorf("record child %d: %w", pid, err)
 	}
 	return e, nil
 }
 
-// file is the path of a vacant file of ours, or of a new one.
-func (r *Registry) file() string {
+// take opens our file if need be and takes a blank slot of it.
+func (r *Registry) take() (*os.File, int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if n := len(r.vacant); n > 0 {
-		path := r.vacant[n-1]
-		r.vacant = r.vacant[:n-1]
-		return path
+	if r.file == nil {
+		if r.slots < 0 {
+			return nil, 0, errors.New("the registry is closed")
+		}
+		f, err := os.OpenFile(r.path(), os.O_RDWR|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return nil, 0, err
+		}
+		r.file = f
 	}
-	r.files++
-	// The owner's start time keeps a later process that reuses our pid
-	// from writing over the entries we left.
-	name := fmt.Sprintf("%d-%d-%d.json", r.self.Pid, r.self.Start, r.files)
-	return filepath.Join(r.dir, name)
+	if n := len(r.free); n > 0 {
+		slot := r.free[n-1]
+		r.free = r.free[:n-1]
+		return r.file, slot, nil
+	}
+	r.slots++
+	return r.file, r.slots - 1, nil
 }
 
-// remove forgets a child that exited: its file is marked vacant for the
-// next child, or removed if that fails.
+// path is our file's. The owner's start time in its name keeps a later
+// process that reuses our pid from writing over the entries we left.
+func (r *Registry) path() string {
+	return filepath.Join(r.dir, fmt.Sprintf("%d-%d%s", r.self.Pid, r.self.Start, childrenSuffix))
+}
+
+// give puts a slot back for the next child.
+func (r *Registry) give(slot int) {
+	r.mu.Lock()
+	r.free = append(r.free, slot)
+	r.mu.Unlock()
+}
+
+// remove forgets a child that exited: its slot is blanked for the next
+// child.
 func (r *Registry) remove(e *entry) {
 	if r == nil || e == nil {
 		return
 	}
-	b, err := json.Marshal(entry{Owner: r.self})
-	if err == nil {
-		err = writeEntry(e.path, b)
+	r.mu.Lock()
+	f := r.file
+	r.mu.Unlock()
+	if f == nil {
+		return // closed
 	}
-	if err == nil {
-		r.mu.Lock()
-		r.vacant = append(r.vacant, e.path)
-		r.mu.Unlock()
+	if err := writeSlot(f, e.slot, nil); err != nil {
+		// The slot keeps naming an exited child: its pid's start time
+		// will not match, and Reap never signals it.
+		r.log.Warn("cannot blank a child's registry entry", "path", f.Name(), "err", err)
 		return
 	}
-	if err := os.Remove(e.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		r.log.Warn("cannot remove a child's registry entry", "path", e.path, "err", err)
+	r.give(e.slot)
+}
+
+// writeSlot writes b, padded, in slot of f; nil b blanks it.
+func writeSlot(f *os.File, slot int, b []byte) error {
+	var rec [slotSize]byte
+	n := copy(rec[:], b)
+	for i := n; i < slotSize-1; i++ {
+		rec[i] = ' '
 	}
+	rec[slotSize-1] = '\n'
+	_, err := f.WriteAt(rec[:], int64(slot)*slotSize)
+	return err
 }
 
 // Groups lists the process groups of the children recorded now.
@@ -158,38 +238,35 @@ func (r *Registry) Groups() []int {
 	names, _ := os.ReadDir(r.dir)
 	var groups []int
 	for _, de := range names {
-		b, err := readEntry(filepath.Join(r.dir, de.Name()))
+		entries, err := readEntries(filepath.Join(r.dir, de.Name()))
 		if err != nil {
 			continue
 		}
-		var e entry
-		if json.Unmarshal(b, &e) == nil && e.Pgid > 0 {
-			groups = append(groups, e.Pgid)
+		for _, e := range entries {
+			if e.Pgid > 0 {
+				groups = append(groups, e.Pgid)
+			}
 		}
 	}
 	return groups
 }
 
-// writeEntry writes a registry file, never through a symlink.
-func writeEntry(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// errNotOurs is the error of a registry entry that another user wrote, or
+// errNotOurs is the error of a registry file that another user wrote, or
 // that is not a regular file: it is never acted on.
 var errNotOurs = errors.New("not a file of ours")
 
-// readEntry reads a registry file that we wrote: a regular file (never a
-// symlink) owned by the user we run as.
-func readEntry(path string) ([]byte, error) {
+// errUnreadable is the error of a registry file that holds something else
+// than entries.
+var errUnreadable = errors.New("not a registry file")
+
+// readEntries reads the entries of a registry file that we wrote: a
+// regular file (never a symlink) owned by the user we run as, of either
+// layout. Blank slots are left out.
+func readEntries(path string) ([]entry, error) {
+	legacy := strings.HasSuffix(path, legacySuffix)
+	if !legacy && !strings.HasSuffix(path, childrenSuffix) {
+		return nil, errUnreadable
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -199,10 +276,32 @@ func readEntry(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fsx.Ours(fi) {
+	if !fsx.Ours(fi) || !fi.Mode().IsRegular() {
 		return nil, errNotOurs
 	}
-	return io.ReadAll(io.LimitReader(f, 64<<10))
+	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	var entries []entry
+	if legacy {
+		var e entry
+		if json.Unmarshal(b, &e) != nil {
+			return nil, errUnreadable
+		}
+		return append(entries, e), nil
+	}
+	for line := range bytes.Lines(b) {
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
+		}
+		var e entry
+		if json.Unmarshal(line, &e) != nil || e.Pgid < 0 {
+			return nil, errUnreadable
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
 }
 
 // GroupAlive reports whether any process is still in group pgid.
@@ -219,8 +318,8 @@ type Orphan struct {
 }
 
 // Reap kills the process groups of children whose owner is dead and
-// removes their entries. Entries of live owners (other dynworkflow
-// processes, or us) are left alone. It returns what it found.
+// removes their files. Files of live owners (other dynworkflow processes,
+// or us) are left alone. It returns what it found.
 func (r *Registry) Reap(ctx context.Context) ([]Orphan, error) {
 	names, err := os.ReadDir(r.dir)
 	if err != nil {
@@ -231,47 +330,62 @@ func (r *Registry) Reap(ctx context.Context) ([]Orphan, error) {
 		if err := ctx.Err(); err != nil {
 			return found, err
 		}
-		if !strings.HasSuffix(de.Name(), ".json") {
+		name := de.Name()
+		if !strings.HasSuffix(name, childrenSuffix) && !strings.HasSuffix(name, legacySuffix) {
 			continue
 		}
-		path := filepath.Join(r.dir, de.Name())
-		b, err := readEntry(path)
-		if errors.Is(err, errNotOurs) || errors.Is(err, unix.ELOOP) {
-			r.log.Warn("ignoring a child registry entry that is not ours", "path", path)
+		path := filepath.Join(r.dir, name)
+		if owner, ok := ownerOf(name); ok && same(owner) {
 			continue
 		}
-		if err != nil {
+		entries, err := readEntries(path)
+		switch {
+		case errors.Is(err, errNotOurs) || errors.Is(err, unix.ELOOP):
+			r.log.Warn("ignoring a child registry file that is not ours", "path", path)
+			continue
+		case errors.Is(err, errUnreadable):
+			r.log.Warn("removing an unreadable child registry file", "path", path)
+			_ = os.Remove(path)
+			continue
+		case err != nil:
 			continue // removed by its owner meanwhile
 		}
-		var e entry
-		if json.Unmarshal(b, &e) != nil || e.Pgid < 0 {
-			r.log.Warn("removing an unreadable child registry entry", "path", path)
-			_ = os.Remove(path)
-			continue
+		if len(entries) > 0 && same(entries[0].Owner) {
+			continue // a file of the older layout, of a live owner
 		}
-		if same(e.Owner) {
-			continue
+		for _, e := range entries {
+			if e.Pgid == 0 {
+				continue // a vacant file of the older layout
+			}
+			o := Orphan{Pid: e.Child.Pid, Pgid: e.Pgid, Name: e.Name}
+			if ours(e) {
+				signalGroup(e.Pgid, syscall.SIGKILL)
+				o.Killed = true
+				r.log.Info("reaped an orphaned agent process", "pid", o.Pid, "name", o.Name)
+			}
+			found = append(found, o)
 		}
-		if e.Pgid == 0 {
-			// A vacant file of a process that has exited.
-			_ = os.Remove(path)
-			continue
-		}
-		o := Orphan{Pid: e.Child.Pid, Pgid: e.Pgid, Name: e.Name}
-		if ours(e) {
-			signalGroup(e.Pgid, syscall.SIGKILL)
-			o.Killed = true
-			r.log.Info("reaped an orphaned agent process", "pid", o.Pid, "name", o.Name)
-		}
-		found = append(found, o)
 		_ = os.Remove(path)
 	}
 	return found, nil
 }
 
-// same reports whether id still names the same live process.
+// ownerOf reads the owner of a registry file from its name, PID-START.children.
+func ownerOf(name string) (identity, bool) {
+	base, ok := strings.CutSuffix(name, childrenSuffix)
+	if !ok {
+		return identity{}, false
+	}
+	p, st, _ := strings.Cut(base, "-")
+	pid, err1 := strconv.Atoi(p)
+	start, err2 := strconv.ParseUint(st, 10, 64)
+	return identity{Pid: pid, Start: start}, err1 == nil && err2 == nil
+}
+
+// same reports whether id still names the same live process (a zombie
+// has ended).
 func same(id identity) bool {
-	if id.Pid <= 0 || !alive(id.Pid) {
+	if id.Pid <= 0 || !alive(id.Pid) || ended(id.Pid) {
 		return false
 	}
 	start, err := startTime(id.Pid)
@@ -280,7 +394,7 @@ func same(id identity) bool {
 		// which errs on the side of not killing.
 		return true
 	}
-	return id.Start == 0 || start == id.Start
+	return id.Start == 0 || id.startedAt(start)
 }
 
 // ours reports whether signalling the entry's group reaches the child's
@@ -291,7 +405,7 @@ func same(id identity) bool {
 func ours(e entry) bool {
 	if alive(e.Pgid) {
 		start, err := startTime(e.Pgid)
-		return err == nil && start == e.Child.Start
+		return err == nil && e.Child.startedAt(start)
 	}
 	return groupHasMembers(e.Pgid)
 }

@@ -1,7 +1,7 @@
 package proc
 
 import (
-	"os/exec"
+	"os"
 	"runtime"
 	"syscall"
 	"testing"
@@ -12,34 +12,35 @@ import (
 // it had locked: Go then ends the thread, and Pdeathsig would kill a child
 // forked from it.
 func TestChildOutlivesItsStartersThread(t *testing.T) {
-	cmd := exec.Command("sleep", "30")
-	cmd.SysProcAttr = sysProcAttr()
-	started := make(chan error, 1)
+	started := make(chan spawned, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: Go ends this thread on return
-		started <- startCmd(cmd)
+		p, err := startProcess("/bin/sleep", []string{"sleep", "30"}, &os.ProcAttr{Sys: sysProcAttr()})
+		started <- spawned{p, err}
 	}()
-	if err := <-started; err != nil {
-		t.Fatal(err)
+	s := <-started
+	if s.err != nil {
+		t.Fatal(s.err)
 	}
-	exited := make(chan struct{})
+	exited := make(chan *os.ProcessState, 1)
 	go func() {
-		_ = cmd.Wait()
-		close(exited)
+		st, _ := s.p.Wait()
+		exited <- st
 	}()
 	defer func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		if s.p.Kill() == nil {
+			<-exited
+		}
 	}()
 	// The starter's thread is gone by the time its goroutine has been
 	// reaped; give the kernel a moment to deliver a death signal, which
 	// would end sleep at once.
 	select {
-	case <-exited:
-		t.Fatalf("the child died with the thread of the goroutine that started it: %v", cmd.ProcessState)
+	case st := <-exited:
+		t.Fatalf("the child died with the thread of the goroutine that started it: %v", st)
 	case <-time.After(500 * time.Millisecond):
 	}
-	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+	if err := s.p.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("the child is gone: %v", err)
 	}
 }

@@ -1,7 +1,7 @@
 package proc
 
 import (
-	"os/exec"
+	"os"
 	"runtime"
 	"sync"
 	"syscall"
@@ -25,15 +25,27 @@ func sysProcAttr() *syscall.SysProcAttr {
 // not hold up the others.
 const spawnThreads = 4
 
+// spawnRequest asks a spawner thread to start a process.
 type spawnRequest struct {
-	cmd  *exec.Cmd
-	done chan error
+	path string
+	argv []string
+	attr *os.ProcAttr
+	done chan spawned
+}
+
+type spawned struct {
+	p   *os.Process
+	err error
 }
 
 // spawner returns the channel the spawner threads serve. They are a
 // resource of the process, like the threads themselves, so they are
 // started once, on first use, and live as long as the process.
 var spawner = sync.OnceValue(func() chan<- spawnRequest {
+	// Only a process that starts agents gets here, never an ancestor,
+	// which must leave the signals it was started with ignored to its
+	// runtime.
+	sinkIgnoredSignals()
 	requests := make(chan spawnRequest)
 	for range spawnThreads {
 		go spawnLoop(requests)
@@ -48,13 +60,39 @@ func spawnLoop(requests <-chan spawnRequest) {
 	// Never unlocked: the thread lives as long as the process.
 	runtime.LockOSThread()
 	for req := range requests {
-		req.done <- req.cmd.Start()
+		p, err := startUnlessDown(req.path, req.argv, req.attr)
+		req.done <- spawned{p, err}
 	}
 }
 
-// startCmd starts cmd on a thread that outlives it.
-func startCmd(cmd *exec.Cmd) error {
-	done := make(chan error, 1)
-	spawner() <- spawnRequest{cmd: cmd, done: done}
-	return <-done
+// startUnlessDown starts a process, unless this runtime is going down
+// with its ancestor: a dead runtime starts nothing. The parent is checked
+// before the fork, and again once the child has exec'd, since the
+// ancestor may die in between; a child started in that moment is killed,
+// with its group, before it is reported started.
+func startUnlessDown(path string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+	if err := downErr(); err != nil {
+		return nil, err
+	}
+	if orphaned() {
+		return nil, errAncestorDied{pid: int(us.ancestor.Load())}
+	}
+	p, err := os.StartProcess(path, argv, attr)
+	if err != nil {
+		return nil, err
+	}
+	if orphaned() {
+		signalGroup(p.Pid, syscall.SIGKILL)
+		_, _ = p.Wait()
+		return nil, errAncestorDied{pid: int(us.ancestor.Load())}
+	}
+	return p, nil
+}
+
+// startProcess starts a process on a thread that outlives it.
+func startProcess(path string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+	done := make(chan spawned, 1)
+	spawner() <- spawnRequest{path: path, argv: argv, attr: attr, done: done}
+	s := <-done
+	return s.p, s.err
 }

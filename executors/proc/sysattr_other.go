@@ -3,7 +3,7 @@
 package proc
 
 import (
-	"os/exec"
+	"os"
 	"syscall"
 )
 
@@ -12,5 +12,7 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// startCmd starts cmd.
-func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
+// startProcess starts a process.
+func startProcess(path string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+	return os.StartProcess(path, argv, attr)
+}

@@ -20,7 +20,12 @@
 //
 // Every field is optional. For each value the precedence, highest first,
 // is: a command-line flag or environment override, the project file, the
-// user file, the built-in default. env merges by variable, args and the
+// user file, the built-in default.
+//
+// The project file names programs to run; it comes with a cloned
+// repository, and an agent can write it. It is used only when the user
+// approved its exact content (package trust): until then Load leaves it
+// out and says so in Config.NotAllowed. env merges by variable, args and the
 // rest replace. A call's own options and the run's --model and
 // --permissions rank above all of these; the engine applies them.
 package execconfig
@@ -40,7 +45,13 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/command"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
+	"github.com/dynworkflow/dynworkflow/lang"
 )
+
+// ProjectFileDoes says what the project file could make dynworkflow do,
+// for the line that says it is not allowed.
+const ProjectFileDoes = "it names programs for dynworkflow to run"
 
 // ProjectFile is the project's configuration file, relative to the project.
 const ProjectFile = ".dynworkflow/executors.json"
@@ -143,6 +154,9 @@ type Config struct {
 	ProjectFile string   `json:"projectFile"`
 	UserFile    string   `json:"userFile,omitempty"`
 	Read        []string `json:"read,omitempty"`
+	// NotAllowed is the project file when it was left out, for want of
+	// the user's approval of its content.
+	NotAllowed *trust.NotAllowedError `json:"notAllowed,omitempty"`
 }
 
 // Get returns the executor called name, or nil.
@@ -163,6 +177,16 @@ type Overrides struct {
 	// Binaries overrides binaries by executor name, from the environment
 	// (DYNWORKFLOW_CODEX_BIN, ...), and names the variable that did.
 	Binaries map[string]Value[string]
+	// Trust decides whether the project file's content may be used;
+	// nil is the user's store of approvals (trust.Default).
+	Trust Checker
+}
+
+// Checker is what Load asks before it uses the project file: nil when the
+// user approved content as file of project, a *trust.NotAllowedError when
+// not. (*trust.Store is one.)
+type Checker interface {
+	Check(project, file string, content []byte, does string) error
 }
 
 // BuiltIn is one built-in executor: its name and usual binary ("" for the
@@ -185,6 +209,10 @@ func Load(project, userFile string, builtIns []BuiltIn, o Overrides) (*Config, e
 		data   []byte
 	}
 	var layers []layer // lowest first
+	gate := o.Trust
+	if gate == nil {
+		gate = trust.Default()
+	}
 	for _, f := range []struct{ path, source, base string }{
 		{userFile, SourceUser, filepath.Dir(userFile)},
 		{cfg.ProjectFile, SourceProject, project},
@@ -192,14 +220,32 @@ func Load(project, userFile string, builtIns []BuiltIn, o Overrides) (*Config, e
 		if f.path == "" {
 			continue
 		}
-		file, data, err := readFile(f.path)
+		data, err := os.ReadFile(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the executor configuration: %w", err)
+		}
+		if f.source == SourceProject {
+			// The bytes checked are the bytes used: a change after this
+			// read is not seen, and one before it is not approved.
+			err := gate.Check(project, ProjectFile, data, ProjectFileDoes)
+			var na *trust.NotAllowedError
+			if errors.As(err, &na) {
+				cfg.NotAllowed = na
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		file, err := decodeFile(f.path, data)
 		if err != nil {
 			return nil, err
 		}
-		if file != nil {
-			cfg.Read = append(cfg.Read, f.path)
-			layers = append(layers, layer{file, f.source, f.path, f.base, data})
-		}
+		cfg.Read = append(cfg.Read, f.path)
+		layers = append(layers, layer{file, f.source, f.path, f.base, data})
 	}
 
 	byName := map[string]*Executor{}
@@ -353,8 +399,8 @@ func (e *Executor) apply(s Settings, source, base string) error {
 		e.Permissions = Value[executors.Permissions]{Value: p.Or(executors.WorkspaceWrite), Source: source}
 	}
 	if s.TimeoutMs != nil {
-		if *s.TimeoutMs < 0 {
-			return fmt.Errorf("timeoutMs must be positive (or 0 for none), not %d", *s.TimeoutMs)
+		if *s.TimeoutMs < 0 || *s.TimeoutMs > lang.MaxTimeoutMs {
+			return fmt.Errorf("timeoutMs must be a number of milliseconds from 1 to %d (30 days), or 0 for none, not %d", int64(lang.MaxTimeoutMs), *s.TimeoutMs)
 		}
 		e.Timeout = Value[time.Duration]{Value: time.Duration(*s.TimeoutMs) * time.Millisecond, Source: source}
 	}
@@ -362,15 +408,8 @@ func (e *Executor) apply(s Settings, source, base string) error {
 	return nil
 }
 
-// readFile reads and decodes one file; a missing file is nil, nil.
-func readFile(path string) (*File, []byte, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read the executor configuration: %w", err)
-	}
+// decodeFile decodes one file's content.
+func decodeFile(path string, data []byte) (*File, error) {
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -391,14 +430,14 @@ func readFile(path string) (*File, []byte, error) {
 			}
 		}
 		line, col := lineCol(data, offset)
-		return nil, nil, fmt.Errorf("%s:%d:%d: %v; the file holds {\"defaultExecutor\", \"commands\", \"executors\"} (see the README, \"Using real agents\")",
+		return nil, fmt.Errorf("%s:%d:%d: %v; the file holds {\"defaultExecutor\", \"commands\", \"executors\"} (see the README, \"Using real agents\")",
 			path, line, col, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		line, col := lineCol(data, dec.InputOffset())
-		return nil, nil, fmt.Errorf("%s:%d:%d: more than one JSON value", path, line, col)
+		return nil, fmt.Errorf("%s:%d:%d: more than one JSON value", path, line, col)
 	}
-	return &f, data, nil
+	return &f, nil
 }
 
 // positioned names the file and the line of the first occurrence of key.

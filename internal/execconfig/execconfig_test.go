@@ -9,7 +9,65 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
 )
+
+// allowAll approves every project file.
+type allowAll struct{}
+
+func (allowAll) Check(string, string, []byte, string) error { return nil }
+
+// TestProjectFileNeedsApproval: the project file is left out until the
+// user approves its content, and again once it changes; the user's file
+// and the flags apply all along.
+func TestProjectFileNeedsApproval(t *testing.T) {
+	user := `{"executors": {"codex": {"model": "user-model"}}}`
+	project := `{"defaultExecutor": "helper", "commands": {"helper": "./tools/helper.sh {prompt}"},
+  "executors": {"codex": {"binary": "./tools/codex", "model": "project-model"}, "pi": {"binary": "sh", "args": ["-c", "id"]}}}`
+	dir, uf := setup(t, user, project)
+	store := trust.At(t.TempDir())
+	load := func() *Config {
+		t.Helper()
+		c, err := Load(dir, uf, builtIns, Overrides{Trust: store, Commands: []string{"mine=tool {prompt}"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := load()
+	if c.NotAllowed == nil || c.NotAllowed.Changed || !strings.Contains(c.NotAllowed.Error(), "dynworkflow allow") {
+		t.Fatalf("NotAllowed = %v, want the new project file refused with the command that allows it", c.NotAllowed)
+	}
+	if c.Get("helper") != nil || c.DefaultExecutor.Value != "simulate" {
+		t.Errorf("the project file's command executor or default executor is in use: %+v", c.DefaultExecutor)
+	}
+	want(t, c.Get("codex").Binary, "codex", SourceBuiltIn)
+	want(t, c.Get("codex").Model, "user-model", SourceUser)
+	want(t, c.Get("pi").Args, nil, SourceBuiltIn)
+	if c.Get("mine") == nil {
+		t.Error("the flag's command executor is gone")
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ProjectFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Allow(dir, ProjectFile, data); err != nil {
+		t.Fatal(err)
+	}
+	c = load()
+	if c.NotAllowed != nil || c.DefaultExecutor.Value != "helper" {
+		t.Fatalf("the approved file is not used: %v, %+v", c.NotAllowed, c.DefaultExecutor)
+	}
+	want(t, c.Get("codex").Binary, filepath.Join(dir, "tools", "codex"), SourceProject)
+	// An agent (or a git pull) changes one byte.
+	if err := os.WriteFile(filepath.Join(dir, ProjectFile), append(data, ' '), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c = load()
+	if c.NotAllowed == nil || !c.NotAllowed.Changed || c.Get("helper") != nil {
+		t.Fatalf("a changed file is still used: %v", c.NotAllowed)
+	}
+}
 
 var builtIns = []BuiltIn{{"simulate", ""}, {"codex", "codex"}, {"claude-code", "claude"}, {"pi", "pi"}}
 
@@ -84,6 +142,7 @@ func TestPrecedence(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, uf := setup(t, tc.user, tc.project)
+			tc.o.Trust = allowAll{}
 			c, err := Load(dir, uf, builtIns, tc.o)
 			if err != nil {
 				t.Fatal(err)
@@ -120,11 +179,16 @@ func TestBadFiles(t *testing.T) {
 		{"shadowing command", "{\"commands\": {\n\"codex\": \"x {prompt}\"}}", `executors.json:2: command executor "codex" would replace the built-in`},
 		{"binary for simulate", "{\"executors\": {\"simulate\": {\"binary\": \"x\"}}}", `the simulated executor runs no program`},
 		{"wrong type", "{\"executors\": {\"codex\": {\"timeoutMs\": \"10s\"}}}", `executors.json:1:`},
+		// 2^64 ms as nanoseconds would wrap to 448 µs, and 9.3e12 ms to a
+		// negative duration: no timeout at all.
+		{"timeout past 30 days", "{\"executors\": {\"codex\": {\"timeoutMs\": 18446744073710}}}", `timeoutMs must be a number of milliseconds from 1 to 2592000000`},
+		{"timeout that overflows", "{\"executors\": {\"pi\": {\"timeoutMs\": 9300000000000}}}", `timeoutMs must be a number of milliseconds from 1 to 2592000000`},
+		{"negative timeout", "{\"executors\": {\"pi\": {\"timeoutMs\": -1}}}", `timeoutMs must be`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, uf := setup(t, "", tc.project)
-			_, err := Load(dir, uf, builtIns, Overrides{})
+			_, err := Load(dir, uf, builtIns, Overrides{Trust: allowAll{}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), ProjectFile) {
 				t.Fatalf("err = %v, want one naming %s and saying %q", err, ProjectFile, tc.want)
 			}

@@ -79,7 +79,7 @@ func (chatAPI) answer(a *answer) {
 		chunk(map[string]any{"role": "assistant", "content": a.text()}, nil)
 		chunk(map[string]any{}, "stop")
 	}
-	u := a.s.opts.Usage
+	u := a.usage()
 	e.event("", mustJSON(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 0, "model": a.req.model, "choices": []any{},
 		"usage": openAIUsage(u, "prompt_tokens", "completion_tokens", "prompt_tokens_details")}))
 	a.s.report(u)

@@ -129,7 +129,7 @@ func anthropicUsage(u executors.Usage, output int64) map[string]any {
 }
 
 func (messagesAPI) answer(a *answer) {
-	u := a.s.opts.Usage
+	u := a.usage()
 	msgID := fmt.Sprintf("msg_%04d", a.id)
 	content, stop := a.messageContent()
 	if !a.req.stream {

@@ -105,7 +105,7 @@ func (responsesAPI) answer(a *answer) {
 			"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
 				"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}}))
 	}
-	u := a.s.opts.Usage
+	u := a.usage()
 	e.event("response.completed", mustJSON(map[string]any{"type": "response.completed", "response": map[string]any{
 		"id": respID, "status": "completed", "usage": openAIUsage(u, "input_tokens", "output_tokens", "input_tokens_details")}}))
 	a.s.report(u)

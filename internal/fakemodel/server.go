@@ -34,6 +34,13 @@ type Options struct {
 	Log io.Writer
 	// Port is the port to listen on; zero picks a free one.
 	Port int
+	// UsageFromRequest makes every answer report usage that follows the
+	// request's size, as a real model's does, instead of Usage: a token per
+	// four bytes of the request (nine tenths of them cached past the first
+	// 4 KiB, as a provider caches a CLI's system prompt and tools), and
+	// Usage's output tokens. For measuring forecasts against something that
+	// varies like a bill.
+	UsageFromRequest bool
 }
 
 // Request is what the server saw of one request.
@@ -220,7 +227,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a := &answer{s: s, w: w, r: r, req: req, sc: sc, id: s.next()}
+	a := &answer{s: s, w: w, r: r, req: req, sc: sc, id: s.next(), size: len(body)}
 	switch sc {
 	case Err500, Err401, Err429, ErrModel:
 		proto.fail(a)
@@ -263,6 +270,19 @@ type answer struct {
 	req parsed
 	sc  Scenario
 	id  int
+	// size is the request body's, for Options.UsageFromRequest.
+	size int
+}
+
+// usage is what the answer reports (see Options.UsageFromRequest).
+func (a *answer) usage() executors.Usage {
+	u := a.s.opts.Usage
+	if !a.s.opts.UsageFromRequest {
+		return u
+	}
+	in := int64(a.size / 4)
+	cached := max(0, in-1024) * 9 / 10
+	return executors.Usage{InputTokens: in, CachedInputTokens: cached, OutputTokens: u.OutputTokens}
 }
 
 // status is the HTTP status of an error scenario.

@@ -2,8 +2,14 @@
 // sure that whatever the agent leaves there ends up on a branch.
 //
 // It drives the git binary rather than a Go reimplementation of git, so the
-// user's configuration, hooks, filters (LFS) and locking behave exactly as
-// they do for git itself.
+// user's own configuration (identity, git-lfs) and git's locking behave as
+// they do for git itself. What the repository's configuration or an
+// agent could make git run does not: every command names its git
+// directory and work tree explicitly, runs no hook, fsmonitor, pager,
+// editor or transport, and switches off the filter, diff and merge drivers,
+// credential helpers and ssh command that the repository's own
+// configuration sets (git.go); a worktree whose .git was rewritten to point
+// elsewhere is refused (ErrForeignGitDir).
 //
 // The life of one isolated call:
 //

@@ -12,14 +12,14 @@ func TestGitEnv(t *testing.T) {
 		want []string
 	}{
 		{"repository variables of a hook are dropped",
-			[]string{"PATH=/bin", "GIT_DIR=/elsewhere/.git", "GIT_WORK_TREE=/elsewhere", "GIT_INDEX_FILE=/x", "GIT_AUTHOR_NAME=kept"},
-			[]string{"PATH=/bin", "GIT_AUTHOR_NAME=kept", "LC_MESSAGES=C", "GIT_TERMINAL_PROMPT=0"}},
+			[]string{"PATH=/bin", "GIT_DIR=/elsewhere/.git", "GIT_NO_REPLACE_OBJECTS=0", "GIT_WORK_TREE=/elsewhere", "GIT_INDEX_FILE=/x", "GIT_AUTHOR_NAME=kept"},
+			[]string{"PATH=/bin", "GIT_AUTHOR_NAME=kept", "LC_MESSAGES=C", "GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=/dev/null", "GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1"}},
 		{"only the messages' language changes",
 			[]string{"LANG=de_DE.UTF-8", "LC_MESSAGES=de_DE.UTF-8", "LC_CTYPE=de_DE.UTF-8"},
-			[]string{"LANG=de_DE.UTF-8", "LC_CTYPE=de_DE.UTF-8", "LC_MESSAGES=C", "GIT_TERMINAL_PROMPT=0"}},
+			[]string{"LANG=de_DE.UTF-8", "LC_CTYPE=de_DE.UTF-8", "LC_MESSAGES=C", "GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=/dev/null", "GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1"}},
 		{"LC_ALL becomes LANG, so that LC_MESSAGES can apply",
 			[]string{"LANG=en_US.UTF-8", "LC_ALL=fr_FR.UTF-8", "GIT_TERMINAL_PROMPT=1"},
-			[]string{"LANG=fr_FR.UTF-8", "LC_MESSAGES=C", "GIT_TERMINAL_PROMPT=0"}},
+			[]string{"LANG=fr_FR.UTF-8", "LC_MESSAGES=C", "GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=/dev/null", "GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,9 +17,10 @@ type Repo struct {
 	dir    string // the project directory
 	top    string // the top of the working tree the project is in
 	prefix string // dir relative to top: "" or "a/b/"
-	// hookRun: git has "git hook run" (2.36), so a worktree's checkout can
-	// run apart from its registration (see checkOut).
-	hookRun bool
+	// gitDir is the git directory of the project's checkout and common
+	// the repository's shared one (they differ when the project is itself
+	// a linked worktree). Every command names gitDir explicitly.
+	gitDir, common string
 	// admin serializes the git commands that change the worktree
 	// administration (see checkOut).
 	admin sync.Mutex
@@ -33,7 +34,9 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := g.run(ctx, dir, "rev-parse", "--show-toplevel", "--show-prefix")
+	// The only command that finds the repository from the directory: the
+	// rest name the git directory it reports.
+	out, err := g.run(ctx, where{dir: dir}, "rev-parse", "--show-toplevel", "--show-prefix", "--absolute-git-dir", "--git-common-dir")
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && exitCode(ge.Err) == 128 {
@@ -42,31 +45,18 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		return nil, err
 	}
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != 2 || lines[0] == "" {
-		return nil, fmt.Errorf("git rev-parse in %s printed %q, want the top of the working tree and a prefix", dir, out)
+	if len(lines) != 4 || lines[0] == "" || !filepath.IsAbs(lines[2]) {
+		return nil, fmt.Errorf("git rev-parse in %s printed %q, want the top of the working tree, a prefix and the git directories", dir, out)
 	}
-	version, err := g.run(ctx, dir, "version")
-	if err != nil {
-		return nil, err
+	common := lines[3]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(dir, common)
 	}
-	return &Repo{git: g, dir: dir, top: lines[0], prefix: lines[1], hookRun: atLeast(string(version), 2, 36)}, nil
+	return &Repo{git: g, dir: dir, top: lines[0], prefix: lines[1], gitDir: lines[2], common: filepath.Clean(common)}, nil
 }
 
-// atLeast reads "git version 2.39.5" (or "2.39.3 (Apple Git-146)") and
-// reports whether it is major.minor or later.
-func atLeast(version string, major, minor int) bool {
-	v := strings.TrimPrefix(strings.TrimSpace(version), "git version ")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma > major || ma == major && mi >= minor
-}
+// at is where the commands on the project's own checkout run.
+func (r *Repo) at() where { return where{dir: r.top, gitDir: r.gitDir, workTree: r.top} }
 
 // Top is the top directory of the main checkout's working tree.
 func (r *Repo) Top() string { return r.top }
@@ -78,7 +68,7 @@ func (r *Repo) Prefix() string { return r.prefix }
 // on, whether on a branch or detached. A repository without a commit
 // fails with ErrNoCommit.
 func (r *Repo) Head(ctx context.Context) (string, error) {
-	out, err := r.git.run(ctx, r.dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	out, err := r.git.run(ctx, r.at(), "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && exitCode(ge.Err) == 1 {
@@ -92,7 +82,7 @@ func (r *Repo) Head(ctx context.Context) (string, error) {
 // BranchHeads maps every branch whose name starts with prefix to the
 // commit it points at.
 func (r *Repo) BranchHeads(ctx context.Context, prefix string) (map[string]string, error) {
-	out, err := r.git.run(ctx, r.top, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"+prefix)
+	out, err := r.git.run(ctx, r.at(), "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"+prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +98,7 @@ func (r *Repo) BranchHeads(ctx context.Context, prefix string) (map[string]strin
 
 // IsAncestor reports whether commit is reachable from (or is) of.
 func (r *Repo) IsAncestor(ctx context.Context, commit, of string) (bool, error) {
-	_, err := r.git.run(ctx, r.top, "merge-base", "--is-ancestor", commit, of)
+	_, err := r.git.run(ctx, r.at(), "merge-base", "--is-ancestor", commit, of)
 	var ge *Error
 	if errors.As(err, &ge) && exitCode(ge.Err) == 1 {
 		return false, nil
@@ -134,7 +124,7 @@ func (s Stat) String() string {
 
 // DiffStat is the diff stat between two commits.
 func (r *Repo) DiffStat(ctx context.Context, from, to string) (Stat, error) {
-	out, err := r.git.run(ctx, r.top, "diff", "--shortstat", "--no-ext-diff", from, to, "--")
+	out, err := r.git.run(ctx, r.at(), "diff", "--shortstat", "--no-ext-diff", "--no-textconv", from, to, "--")
 	if err != nil {
 		return Stat{}, err
 	}
@@ -173,7 +163,7 @@ type Entry struct {
 func (r *Repo) Worktrees(ctx context.Context) ([]Entry, error) {
 	// Not -z: that needs git 2.36, and the paths that matter here are
 	// the state directory's, which hold no newline.
-	out, err := r.git.run(ctx, r.top, "worktree", "list", "--porcelain")
+	out, err := r.git.run(ctx, r.at(), "worktree", "list", "--porcelain")
 	if err != nil {
 		return nil, err
 	}

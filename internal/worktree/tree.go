@@ -32,6 +32,7 @@ const maxNames = 10000
 // Tree is a worktree on its own branch.
 type Tree struct {
 	repo   *Repo
+	gitDir string // the worktree's entry in the repository, once checked
 	Dir    string // the worktree's top directory
 	Branch string // short branch name
 	Base   string // the commit the branch was created at
@@ -67,7 +68,7 @@ func (r *Repo) Add(ctx context.Context, spec AddSpec) (*Tree, error) {
 		branch := spec.BranchPrefix + name
 		// An empty old value makes update-ref create the branch only if it
 		// does not exist yet, atomically.
-		if _, err := r.git.run(ctx, r.top, "update-ref", "--create-reflog", "-m", reason, "refs/heads/"+branch, spec.Base, ""); err != nil {
+		if _, err := r.git.run(ctx, r.at(), "update-ref", "--create-reflog", "-m", reason, "refs/heads/"+branch, spec.Base, ""); err != nil {
 			_ = os.Remove(dir)
 			if refExists(err) {
 				continue
@@ -93,28 +94,106 @@ func (r *Repo) Add(ctx context.Context, spec AddSpec) (*Tree, error) {
 // a git worktree command reading it while another creates or deletes an
 // entry can die ("failed to read .git/worktrees/x/commondir"). So the
 // commands that change it run one at a time in this process (and are
-// retried when another process races them). With git 2.36 or later only
-// the registration is serialized, and the checkout runs outside the lock,
-// as git worktree add runs it: reset --hard, then the post-checkout hook.
+// retried when another process races them); the checkout, the slow part,
+// runs outside the lock. No hook runs: git worktree add would run the
+// post-checkout hook, which anyone who could write the repository may
+// have put there.
 func (r *Repo) checkOut(ctx context.Context, t *Tree) error {
-	if !r.hookRun {
-		r.admin.Lock()
-		defer r.admin.Unlock()
-		_, err := r.git.run(ctx, r.top, "worktree", "add", "--quiet", t.Dir, t.Branch)
-		return err
-	}
 	r.admin.Lock()
-	_, err := r.git.run(ctx, r.top, "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
+	_, err := r.git.run(ctx, r.at(), "worktree", "add", "--quiet", "--no-checkout", t.Dir, t.Branch)
 	r.admin.Unlock()
 	if err != nil {
 		return err
 	}
-	if _, err := r.git.run(ctx, t.Dir, "reset", "--hard", "--quiet", "--no-recurse-submodules"); err != nil {
+	// Nothing but git has written in the new directory yet: its .git file
+	// names the worktree's entry, which is checked like any other.
+	if t.gitDir, err = t.adminDir(); err != nil {
 		return err
 	}
-	nothing := strings.Repeat("0", len(t.Base))
-	_, err = r.git.run(ctx, t.Dir, "hook", "run", "--ignore-missing", "post-checkout", "--", nothing, t.Base, "1")
+	_, err = r.git.run(ctx, t.at(), "reset", "--hard", "--quiet", "--no-recurse-submodules")
 	return err
+}
+
+// ErrForeignGitDir is the error of a command on a worktree whose .git no
+// longer names its own entry in the repository's administration: it was
+// replaced (an agent can write it: it is in the agent's directory). Git
+// would follow it to whatever repository it names, with that repository's
+// configuration, so dynworkflow refuses to run git there at all.
+var ErrForeignGitDir = errors.New("its .git no longer points to the repository it was made in")
+
+// adminDir is the worktree's entry in the repository's administration
+// (<common>/worktrees/<name>), checked both ways: the worktree's .git is
+// a regular file naming an entry directly under <common>/worktrees, and
+// that entry's gitdir file names this worktree's .git. Git itself writes
+// both; only a rewrite makes them disagree.
+func (t *Tree) adminDir() (string, error) {
+	refuse := func(why string) (string, error) {
+		return "", fmt.Errorf("worktree %s: %w (%s); dynworkflow runs no git command in it. Its files are as the agent left them: look, then remove it with dynworkflow worktrees clean --force",
+			t.Dir, ErrForeignGitDir, why)
+	}
+	dotGit := filepath.Join(t.Dir, ".git")
+	fi, err := os.Lstat(dotGit)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	if !fi.Mode().IsRegular() {
+		return refuse(".git is not the file git wrote")
+	}
+	b, err := os.ReadFile(dotGit)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	admin, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok || !filepath.IsAbs(admin) {
+		return refuse(fmt.Sprintf(".git says %q", clip(string(b))))
+	}
+	admin = filepath.Clean(admin)
+	if filepath.Dir(admin) != filepath.Join(t.repo.common, "worktrees") {
+		return refuse(fmt.Sprintf(".git names %s, not an entry of %s", admin, filepath.Join(t.repo.common, "worktrees")))
+	}
+	back, err := os.ReadFile(filepath.Join(admin, "gitdir"))
+	if err != nil {
+		return refuse(err.Error())
+	}
+	if !samePath(strings.TrimSpace(string(back)), dotGit) {
+		return refuse(fmt.Sprintf("%s belongs to %s", admin, strings.TrimSpace(string(back))))
+	}
+	return admin, nil
+}
+
+// samePath compares two absolute paths, symbolic links resolved where
+// they exist.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// at is where the commands on the worktree run: its checked entry and its
+// directory, named explicitly.
+func (t *Tree) at() where { return where{dir: t.Dir, gitDir: t.gitDir, workTree: t.Dir} }
+
+// open checks the worktree's .git (see adminDir) before a command on it;
+// a worktree that Add made has been checked once already, and is checked
+// again, since its agent may have rewritten it since.
+func (t *Tree) open() (where, error) {
+	admin, err := t.adminDir()
+	if err != nil {
+		return where{}, err
+	}
+	t.gitDir = admin
+	return t.at(), nil
 }
 
 // Attach returns the Tree of a worktree created earlier (by a process that
@@ -167,7 +246,14 @@ const (
 func (t *Tree) Settle(ctx context.Context, message string) (Outcome, error) {
 	g := t.repo.git
 	var out Outcome
-	status, err := g.run(ctx, t.Dir, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignore-submodules=none")
+	at, err := t.open()
+	if err != nil {
+		return out, err
+	}
+	// Submodules are left out: git status would run git inside each, in a
+	// repository its own configuration governs. (Add does not initialise
+	// them, and git add does not stage what is inside them.)
+	status, err := g.run(ctx, at, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignore-submodules=dirty")
 	if err != nil {
 		return out, err
 	}
@@ -178,20 +264,20 @@ func (t *Tree) Settle(ctx context.Context, message string) (Outcome, error) {
 		// the commit it ended on, and the worktree returns to our branch, so
 		// that what is kept is always on the branch we record. The files do
 		// not change: the branch points at the commit they came from.
-		if _, err := g.run(ctx, t.Dir, "update-ref", "-m", "dynworkflow: follow the worktree's HEAD", "refs/heads/"+t.Branch, st.oid); err != nil {
+		if _, err := g.run(ctx, at, "update-ref", "-m", "dynworkflow: follow the worktree's HEAD", "refs/heads/"+t.Branch, st.oid); err != nil {
 			return out, err
 		}
-		if _, err := g.run(ctx, t.Dir, "symbolic-ref", "HEAD", "refs/heads/"+t.Branch); err != nil {
+		if _, err := g.run(ctx, at, "symbolic-ref", "HEAD", "refs/heads/"+t.Branch); err != nil {
 			return out, err
 		}
 	}
 	if st.dirty {
-		committed, err := t.commitAll(ctx, message)
+		committed, err := t.commitAll(ctx, at, message)
 		if err != nil {
 			return out, err
 		}
 		if committed {
-			head, err := g.run(ctx, t.Dir, "rev-parse", "--verify", "HEAD^{commit}")
+			head, err := g.run(ctx, at, "rev-parse", "--verify", "HEAD^{commit}")
 			if err != nil {
 				return out, err
 			}
@@ -210,27 +296,27 @@ func (t *Tree) Settle(ctx context.Context, message string) (Outcome, error) {
 // commitAll stages everything, untracked files included, and commits it.
 // It reports false when staging left nothing to commit (a change only git
 // status could see, such as a submodule's untracked files).
-func (t *Tree) commitAll(ctx context.Context, message string) (bool, error) {
+func (t *Tree) commitAll(ctx context.Context, at where, message string) (bool, error) {
 	g := t.repo.git
-	if _, err := g.run(ctx, t.Dir, "add", "--all"); err != nil {
+	if _, err := g.run(ctx, at, "add", "--all"); err != nil {
 		return false, err
 	}
-	if _, err := g.run(ctx, t.Dir, "diff", "--cached", "--quiet"); err == nil {
+	if _, err := g.run(ctx, at, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv"); err == nil {
 		return false, nil
 	}
-	env, err := t.identity(ctx)
+	env, err := t.identity(ctx, at)
 	if err != nil {
 		return false, err
 	}
-	_, err = g.runEnv(ctx, t.Dir, env, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "--no-edit", "-m", message)
+	_, err = g.runEnv(ctx, at, env, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "--no-edit", "-m", message)
 	return err == nil, err
 }
 
 // identity returns environment variables naming the fixed identity for
 // whatever part of one (name, email) the user has not configured; a
 // machine without one would otherwise fail the commit.
-func (t *Tree) identity(ctx context.Context) ([]string, error) {
-	out, err := t.repo.git.run(ctx, t.Dir, "config", "--get-regexp", `^user\.(name|email)$`)
+func (t *Tree) identity(ctx context.Context, at where) ([]string, error) {
+	out, err := t.repo.git.run(ctx, at, "config", "--get-regexp", `^user\.(name|email)$`)
 	var ge *Error
 	if err != nil && !(errors.As(err, &ge) && exitCode(ge.Err) == 1) {
 		return nil, err
@@ -270,7 +356,7 @@ func (t *Tree) Remove(ctx context.Context, head string, force bool) error {
 	if t.Branch == "" {
 		return nil
 	}
-	if _, err := t.repo.git.run(ctx, t.repo.top, "update-ref", "-d", "refs/heads/"+t.Branch, head); err != nil {
+	if _, err := t.repo.git.run(ctx, t.repo.at(), "update-ref", "-d", "refs/heads/"+t.Branch, head); err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "unable to resolve reference") {
 			return nil // already gone
@@ -297,13 +383,13 @@ func (t *Tree) unregister(ctx context.Context, force bool) error {
 	if !force {
 		r.admin.Lock()
 		defer r.admin.Unlock()
-		_, err := g.run(ctx, r.top, "worktree", "remove", t.Dir)
+		_, err := g.run(ctx, r.at(), "worktree", "remove", t.Dir)
 		return err
 	}
 	aside := filepath.Join(filepath.Dir(t.Dir), RemovingPrefix+filepath.Base(t.Dir))
 	moved := os.Rename(t.Dir, aside) == nil
 	r.admin.Lock()
-	_, err := g.run(ctx, r.top, "worktree", "remove", "--force", t.Dir)
+	_, err := g.run(ctx, r.at(), "worktree", "remove", "--force", t.Dir)
 	r.admin.Unlock()
 	var ge *Error
 	if err != nil && errors.As(err, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {
@@ -328,7 +414,11 @@ const RemovingPrefix = ".removing-"
 // Dirty reports whether the worktree holds edits or untracked files that
 // are on no commit.
 func (t *Tree) Dirty(ctx context.Context) (bool, error) {
-	status, err := t.repo.git.run(ctx, t.Dir, "status", "--porcelain=v2", "-z", "--untracked-files=all")
+	at, err := t.open()
+	if err != nil {
+		return false, err
+	}
+	status, err := t.repo.git.run(ctx, at, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=dirty")
 	if err != nil {
 		return false, err
 	}
@@ -336,13 +426,10 @@ func (t *Tree) Dirty(ctx context.Context) (bool, error) {
 }
 
 // GitDir is the worktree's private administration directory (its index
-// and HEAD live there).
-func (t *Tree) GitDir(ctx context.Context) (string, error) {
-	out, err := t.repo.git.run(ctx, t.Dir, "rev-parse", "--absolute-git-dir")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
+// and HEAD live there), checked as every command on the worktree is.
+func (t *Tree) GitDir() (string, error) {
+	at, err := t.open()
+	return at.gitDir, err
 }
 
 type status struct {

@@ -337,7 +337,7 @@ func TestLockContentionIsWaitedOut(t *testing.T) {
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	tr := add(t, open(t, repo), t.TempDir(), "w")
 	writeFile(t, filepath.Join(tr.Dir, "a.txt"), "b\n")
-	gitDir, err := tr.GitDir(context.Background())
+	gitDir, err := tr.GitDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestLockHeldTooLongIsReported(t *testing.T) {
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
 	tr := add(t, open(t, repo), t.TempDir(), "w")
 	writeFile(t, filepath.Join(tr.Dir, "a.txt"), "b\n")
-	gitDir, err := tr.GitDir(context.Background())
+	gitDir, err := tr.GitDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,22 +463,5 @@ func TestConcurrentAddsAndRemovals(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Errorf("directories left: %v", entries)
-	}
-}
-
-// The checkout runs the post-checkout hook as git worktree add does: from
-// no commit to the base, as a branch checkout.
-func TestCheckoutRunsThePostCheckoutHook(t *testing.T) {
-	isolateGit(t)
-	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
-	log := filepath.Join(t.TempDir(), "hook.log")
-	writeFile(t, filepath.Join(repo, ".git", "hooks", "post-checkout"), "#!/bin/sh\necho \"$@\" >> "+log+"\n")
-	if err := os.Chmod(filepath.Join(repo, ".git", "hooks", "post-checkout"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tr := add(t, open(t, repo), t.TempDir(), "w")
-	want := strings.Repeat("0", len(tr.Base)) + " " + tr.Base + " 1\n"
-	if got := readFile(t, log); got != want {
-		t.Errorf("post-checkout hook ran with %q, want %q", got, want)
 	}
 }

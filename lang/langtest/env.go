@@ -33,6 +33,10 @@ type Env struct {
 	Answer func(ctx context.Context, c Call) (json.RawMessage, error)
 	// MaxItems is the most items parallel() and pipeline() accept.
 	MaxItems int
+	// Refuse, when set, is asked about every agent call, numbered from 1 in
+	// the order they were made; an error answers the call at once, inside
+	// the call, as the engine answers a call over the agent cap.
+	Refuse func(n int, c Call) error
 
 	args   json.RawMessage
 	cwd    string
@@ -44,8 +48,13 @@ type Env struct {
 	thread   sync.Mutex
 	overlaps atomic.Int32
 
+	// stepper is the scheduler of a Lockstep run, nil otherwise.
+	stepper *stepper
+
 	mu       sync.Mutex
 	calls    []Call
+	agents   int
+	waiting  []waitingCall // the calls of a Lockstep run, unanswered
 	logs     []string
 	failures []string
 	phases   []string
@@ -77,7 +86,12 @@ func (e *Env) Root() lang.Scope      { return e.root }
 func (e *Env) Budget() lang.Budget   { return e.budget }
 
 // Scheduler runs branches on goroutines, as a local run does.
-func (e *Env) Scheduler() lang.Scheduler { return lang.Goroutines{} }
+func (e *Env) Scheduler() lang.Scheduler {
+	if e.stepper != nil {
+		return e.stepper
+	}
+	return lang.Goroutines{}
+}
 
 // Cwd is the working directory SetCwd set, else "/project".
 func (e *Env) Cwd() string {
@@ -112,17 +126,25 @@ func (e *Env) Workflow(ctx context.Context, s lang.Scope, ref string, args json.
 func (e *Env) start(ctx context.Context, c Call, done lang.Done) {
 	e.mu.Lock()
 	e.calls = append(e.calls, c)
+	n := 0
+	if c.Kind == "agent" {
+		e.agents++
+		n = e.agents
+	}
 	e.mu.Unlock()
-	go func() {
-		var res json.RawMessage
-		var err error
-		if e.Answer != nil {
-			res, err = e.Answer(ctx, c)
-		} else {
-			res, _ = json.Marshal("echo: " + c.Prompt)
+	if e.Refuse != nil && n > 0 {
+		if err := e.Refuse(n, c); err != nil {
+			done(nil, err)
+			return
 		}
-		done(res, err)
-	}()
+	}
+	if e.stepper != nil {
+		e.mu.Lock()
+		e.waiting = append(e.waiting, waitingCall{c, done})
+		e.mu.Unlock()
+		return
+	}
+	go func() { done(e.answer(ctx, c)) }()
 }
 
 func (e *Env) Parallel(s lang.Scope, n int) ([]lang.Scope, error) {

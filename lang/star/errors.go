@@ -23,17 +23,15 @@ func (r *run) scriptError(err error) *lang.Error {
 	var le *lang.Error
 	var ee *starlark.EvalError
 	var lf loadFailure
+	var bf branchFailure
 	switch {
 	case errors.As(err, &lf):
 		return lf.err
+	case errors.As(err, &bf):
+		return bf.err
 	case errors.As(err, &ee):
 		e := &lang.Error{File: r.script.path, Message: ee.Msg, Backtrace: ee.Backtrace(), Err: errors.Unwrap(ee)}
-		for i := len(ee.CallStack) - 1; i >= 0; i-- {
-			if pos := ee.CallStack[i].Pos; pos.IsValid() && pos.Filename() != builtinFile {
-				e.File, e.Line, e.Column = pos.Filename(), int(pos.Line), int(pos.Col)
-				break
-			}
-		}
+		locate(e, ee.CallStack)
 		e.Hint = hintFor(ee.Msg, r.script.maxSteps)
 		return e
 	case errors.As(err, &le):
@@ -47,6 +45,24 @@ type loadFailure struct{ err *lang.Error }
 
 func (l loadFailure) Error() string { return l.err.Error() }
 func (l loadFailure) Unwrap() error { return l.err }
+
+// locate places e at the innermost frame of stack that is in the script.
+func locate(e *lang.Error, stack starlark.CallStack) {
+	for i := len(stack) - 1; i >= 0; i-- {
+		if pos := stack[i].Pos; pos.IsValid() && pos.Filename() != builtinFile {
+			e.File, e.Line, e.Column = pos.Filename(), int(pos.Line), int(pos.Col)
+			return
+		}
+	}
+}
+
+// branchFailure is the error of a fan-out that a branch ended with a
+// non-recoverable error: the branch's own, where it arose in the branch,
+// rather than the line of the fan-out that passes it on.
+type branchFailure struct{ err *lang.Error }
+
+func (b branchFailure) Error() string { return b.err.Error() }
+func (b branchFailure) Unwrap() error { return b.err }
 
 // stepLimitReason is why a thread that ran too long was cancelled.
 func stepLimitReason(max uint64) string {

@@ -24,7 +24,8 @@ import (
 // calls fn(item, index) for every item (fn(item) when fn takes one
 // parameter), which cannot fall into the late binding of a lambda built in
 // a loop. Results come back in input order once all branches are done; a
-// branch that fails gives None and is reported to the engine.
+// branch that fails gives None and is reported to the engine, unless it
+// fails with an error that ends the fan-out (see fanOut).
 func (r *run) parallel(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	scope, err := scopeOf(th, b.Name())
 	if err != nil {
@@ -96,7 +97,8 @@ func (r *run) parallel(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 // the other items are doing. A stage is called as stage(prev, item, index),
 // or with as many of those as it takes, where prev is the item itself for
 // the first stage. A stage that fails makes its item None and skips the
-// item's remaining stages.
+// item's remaining stages, unless it fails with an error that ends the
+// fan-out (see fanOut).
 func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	scope, err := scopeOf(th, b.Name())
 	if err != nil {
@@ -157,42 +159,73 @@ func (r *run) pipeline(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 
 // fanOut runs body(i) for every scope, each in its own branch of the
 // engine's Scheduler taking turns with the others, and waits for all of
-// them. The branches are queued for the turn in index order before the
-// caller (thread th) gives it up, so they start in that order, as
-// JavaScript's do. A body that fails gives None, and the engine hears why,
-// unless the run is stopping: then the fan-out fails too.
+// them. The caller (thread th) enters the branches in index order, each
+// running until it first waits, as JavaScript calls parallel()'s functions
+// (see turns). A body that fails gives None, and the engine hears why;
+// one that fails with a non-recoverable error (see lang.NonRecoverable)
+// ends the fan-out at once with that error, while the branches still
+// running go on and what they give is dropped, as when a JavaScript
+// Promise.all rejects; when the run is stopping, the fan-out fails too.
 func (r *run) fanOut(th *starlark.Thread, scopes []lang.Scope, body func(ctx context.Context, i int) (starlark.Value, error)) ([]starlark.Value, error) {
 	results := make([]starlark.Value, len(scopes))
 	if len(scopes) == 0 {
 		return results, nil
 	}
 	ctx := ctxOf(th, r.ctx)
-	parent := r.turn.waiter()
-	// Counted only by the holder of the turn.
-	left := len(scopes)
+	// A branch that is a builtin (parallel(items, agent)) fails at no line
+	// of its own: its error is placed at the fan-out.
+	here := th.CallStack()
+	// The calls of the branches carry the batch, which their threads'
+	// contexts hand on to every call made on them.
+	batch := &lang.Batch{}
+	branchCtx := lang.WithBatch(ctx, batch)
+	settled := r.turn.waiter()
+	// Touched only by the holder of the turn.
+	left, over := len(scopes), false
+	var failure *lang.Error
+	settle := func(err *lang.Error) {
+		if !over {
+			over, failure = true, err
+			settled.wakeSoon()
+		}
+	}
 	for i := range scopes {
 		w := r.turn.waiter()
-		w.wake()
-		r.turn.sched.Go(ctx, func(ctx context.Context) {
+		r.turn.sched.Go(branchCtx, func(ctx context.Context) {
 			w.wait(ctx)
 			defer r.turn.pass()
 			v, err := body(ctx, i)
 			if err != nil {
 				v = starlark.None
-				if r.ctx.Err() == nil {
-					r.env.BranchFailed(scopes[i], r.scriptError(err))
+				le := r.scriptError(err)
+				if le.Line == 0 {
+					locate(le, here)
+				}
+				switch fatal := lang.NonRecoverable(err); {
+				case r.ctx.Err() != nil || r.ended.Load():
+				case fatal != nil:
+					if lang.CancelsQueued(fatal) {
+						batch.Cancel(fatal)
+					}
+					settle(le)
+				default:
+					r.env.BranchFailed(scopes[i], le)
 				}
 			}
 			results[i] = v
 			if left--; left == 0 {
-				parent.wake()
+				settle(nil)
 			}
 		})
+		r.turn.enter(ctx, w)
 	}
 	r.turn.pass()
-	parent.wait(ctx)
+	settled.wait(ctx)
 	if r.ctx.Err() != nil {
 		return nil, r.stopped()
+	}
+	if failure != nil {
+		return nil, branchFailure{failure}
 	}
 	return results, nil
 }

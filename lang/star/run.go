@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"go.starlark.net/starlark"
 
@@ -32,7 +33,11 @@ type run struct {
 	// each scope's program order.
 	turn turns
 
-	threads     threadSet
+	threads threadSet
+	// ended is set once main has returned. A branch a failed fan-out left
+	// running may still get an answer, but it must not run on, or tell the
+	// engine anything, once the run is over.
+	ended       atomic.Bool
 	predeclared starlark.StringDict
 	modules     map[string]*module // each file's globals, executed once per run
 }
@@ -63,6 +68,7 @@ func (r *run) run() (json.RawMessage, error) {
 
 	r.turn.take(r.ctx)
 	defer r.turn.pass()
+	defer r.end()
 	r.predeclared = r.builtins()
 	globals, err := r.exec(r.script.path)
 	if err != nil {
@@ -89,6 +95,13 @@ func (r *run) run() (json.RawMessage, error) {
 			Hint: "return plain data: dicts, lists, strings, numbers, booleans and None"}
 	}
 	return out, nil
+}
+
+// end ends the branches a failed fan-out left running: each stops at its
+// next step, whenever it gets the turn again.
+func (r *run) end() {
+	r.ended.Store(true)
+	r.threads.cancelAll("the workflow has ended")
 }
 
 // exec executes the top level of the file at path, once per run, and

@@ -11,16 +11,23 @@ import (
 // fixed order. Starlark values are not safe for concurrent use, so one
 // goroutine runs Starlark at a time; which one runs next must not depend on
 // the Go scheduler either, or a resumed run would make its calls in a
-// different order (and an agent cap would fall on different calls). So the
-// turn passes first-in first-out, the way JavaScript's microtask queue
-// runs promise continuations:
+// different order (and an agent cap would fall on different calls). The
+// order is JavaScript's, so that the twins of a workflow in the two
+// languages make the same calls in the same order:
 //
-//   - parallel and pipeline queue their branches in index order before the
-//     caller gives up its turn, so branch 0 runs first, then branch 1, ...;
-//   - a thread that calls the engine gives up its turn and queues again
-//     once the answer is in; an answer at hand (a replayed call) queues it
-//     at once, behind the threads already waiting, as an await on a
-//     resolved promise does.
+//   - a fan-out enters its branches one after the other, as parallel()
+//     calls its functions: branch 0 runs until it waits (for an answer, or
+//     for a fan-out of its own, whose branches it enters first), then
+//     branch 1, and so on; the turn goes back to the thread entering them
+//     before anyone else (entering);
+//   - then the threads whose fan-out has settled, in the order they
+//     settled, as the continuations of settled promises run in
+//     JavaScript's microtask queue (soon);
+//   - then the threads whose call has been answered, in the order the
+//     answers came, as the answers reach JavaScript's event loop: each one
+//     runs, with every thread it lets go on, until all wait again, before
+//     the next answer is taken. An answer at hand (a replayed call, a
+//     limit) queues at once, as our JavaScript host posts it to its loop.
 //
 // The only order left to chance is the order answers arrive in, which is
 // the agents' and is the same in both languages.
@@ -29,14 +36,17 @@ import (
 // Scheduler and sleeps in a lang.Wake, so that under a durable-execution
 // engine the branches are its deterministic coroutines.
 type turns struct {
-	sched lang.Scheduler
-	mu    sync.Mutex
-	held  bool
-	queue []*waiter
+	sched    lang.Scheduler
+	mu       sync.Mutex
+	held     bool
+	entering []*waiter // innermost last
+	soon     []*waiter
+	answered []*waiter
 }
 
 // A waiter is a goroutine's place in line for the turn. It is queued once,
-// by wake; the goroutine then sleeps on its Wake until the turn is its own.
+// by wake, wakeSoon or enter; the goroutine then sleeps on its Wake until
+// the turn is its own.
 type waiter struct {
 	t       *turns
 	queued  bool
@@ -46,10 +56,15 @@ type waiter struct {
 
 func (t *turns) waiter() *waiter { return &waiter{t: t, wk: t.sched.NewWake()} }
 
-// wake queues w for the turn, or gives it the turn at once when nobody
-// holds it. Calling it again does nothing, so an answer and a stop may
-// both wake the same waiter.
-func (w *waiter) wake() {
+// wake queues w behind the threads whose calls were answered, or gives it
+// the turn at once when nobody holds it. Calling it again does nothing,
+// so an answer and a stop may both wake the same waiter.
+func (w *waiter) wake() { w.queue(&w.t.answered) }
+
+// wakeSoon queues w behind the threads whose fan-out has settled.
+func (w *waiter) wakeSoon() { w.queue(&w.t.soon) }
+
+func (w *waiter) queue(line *[]*waiter) {
 	t := w.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -62,7 +77,7 @@ func (w *waiter) wake() {
 		w.grant()
 		return
 	}
-	t.queue = append(t.queue, w)
+	*line = append(*line, w)
 }
 
 // grant hands w the turn; the caller holds t.mu.
@@ -98,16 +113,39 @@ func (t *turns) take(ctx context.Context) {
 	w.wait(ctx)
 }
 
+// enter hands the caller's turn to branch, a goroutine waiting for its
+// first turn, and blocks until the turn comes back: once branch waits, or
+// is done. ctx is the caller's.
+func (t *turns) enter(ctx context.Context, branch *waiter) {
+	back := t.waiter()
+	t.mu.Lock()
+	back.queued = true
+	t.entering = append(t.entering, back)
+	branch.queued = true
+	branch.grant()
+	t.mu.Unlock()
+	back.wait(ctx)
+}
+
 // pass gives the turn to the first waiter in line, or frees it.
 func (t *turns) pass() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.queue) == 0 {
-		t.held = false
+	if n := len(t.entering); n > 0 {
+		w := t.entering[n-1]
+		t.entering[n-1] = nil
+		t.entering = t.entering[:n-1]
+		w.grant()
 		return
 	}
-	w := t.queue[0]
-	t.queue[0] = nil
-	t.queue = t.queue[1:]
-	w.grant()
+	for _, line := range []*[]*waiter{&t.soon, &t.answered} {
+		if len(*line) > 0 {
+			w := (*line)[0]
+			(*line)[0] = nil
+			*line = (*line)[1:]
+			w.grant()
+			return
+		}
+	}
+	t.held = false
 }

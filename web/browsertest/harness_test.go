@@ -21,7 +21,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
-	"github.com/dynworkflow/dynworkflow/internal/gate"
+	callgate "github.com/dynworkflow/dynworkflow/internal/gate"
 	"github.com/dynworkflow/dynworkflow/jsvm"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
@@ -114,19 +114,21 @@ type server struct {
 	dir    string
 	state  string
 	sim    simulate.Config
-	gates  *gate.Gates
+	gates  *callgate.Gates
 	addr   string
 	rt     *engine.Runtime
 	srv    *web.Server
 	cancel context.CancelFunc
 	served chan error
 	client *web.Client
+	// extra are executors beside the simulated one.
+	extra []executors.Executor
 }
 
-func newServer(t *testing.T, sim simulate.Config) *server {
+func newServer(t *testing.T, sim simulate.Config, extra ...executors.Executor) *server {
 	t.Helper()
 	needBrowser(t)
-	s := &server{t: t, dir: t.TempDir(), state: filepath.Join(t.TempDir(), "state"), sim: sim, gates: &gate.Gates{}}
+	s := &server{t: t, dir: t.TempDir(), state: filepath.Join(t.TempDir(), "state"), sim: sim, gates: &callgate.Gates{}, extra: extra}
 	s.open("127.0.0.1:0")
 	t.Cleanup(s.close)
 	return s
@@ -140,7 +142,7 @@ func (s *server) open(addr string) {
 	}
 	cps := web.NewCheckpoints()
 	rt, err := engine.New(engine.Config{
-		Store: st, Hosts: lang.NewRegistry(jsvm.New()), Executors: executors.NewSet(s.gates.Wrap(simulate.New(s.sim))),
+		Store: st, Hosts: lang.NewRegistry(jsvm.New()), Executors: executors.NewSet(append([]executors.Executor{s.gates.Wrap(simulate.New(s.sim))}, s.extra...)...),
 		Cwd: s.dir, Responder: cps, EventRing: 1 << 16,
 	})
 	if err != nil {

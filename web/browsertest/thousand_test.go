@@ -101,6 +101,26 @@ func TestThousandAgentRun(t *testing.T) {
 	}
 	t.Logf("render 1,000 agents: %.1f ms from the detail's arrival to the next frame (fetch %.1f ms, DOM build %.1f ms), %d rows in the DOM",
 		render.Duration, render.Detail.FetchMs, render.Detail.BuildMs, rows)
+	// The timeline, a click away, draws every call.
+	eval[bool](tb, `performance.clearMeasures("dynworkflow.render-timeline"), true`)
+	tb.click(`.view-switch [data-show=timeline]`)
+	tb.waitFor("the timeline drawn", `performance.getEntriesByName("dynworkflow.render-timeline").some(m => m.detail.bars === 1000)`)
+	var drawn []measure
+	if err := json.Unmarshal([]byte(eval[string](tb, `JSON.stringify(performance.getEntriesByName("dynworkflow.render-timeline")
+		.filter(m => m.detail.bars === 1000).map(m => ({startTime: m.startTime, duration: m.duration})))`)), &drawn); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("timeline of 1,000 agents: drawn in %.1f ms (layout and canvas), %d bars", drawn[0].Duration, 1000)
+	// A zoom redraws it all.
+	eval[bool](tb, `performance.clearMeasures("dynworkflow.render-timeline"), true`)
+	tb.click(`.tl-zoom button[aria-label="Zoom in"]`)
+	tb.waitFor("the zoomed timeline", `performance.getEntriesByName("dynworkflow.render-timeline").length > 0`)
+	zoom := eval[float64](tb, `performance.getEntriesByName("dynworkflow.render-timeline")[0].duration`)
+	t.Logf("timeline of 1,000 agents: a zoom redraws in %.1f ms", zoom)
+	tb.click(`.tl-zoom button[aria-label="Fit the whole run"]`)
+	tb.waitFor("the whole run again", `!document.querySelector('.tl-range').textContent.includes("shown of")`)
+	tb.screenshot(artifacts(t), "thousand-agents-timeline.png")
+	tb.click(`.view-switch [data-show=list]`)
 
 	// The burst: what a live run of these agents would send, all at once.
 	eval[bool](tb, `performance.clearMeasures("dynworkflow.apply"), true`)

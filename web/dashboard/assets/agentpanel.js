@@ -9,7 +9,7 @@ import { callDuration } from "./model.js";
 
 const known = new Set([
   "path", "kind", "status", "epoch", "label", "phase", "prompt", "executor", "model", "result", "usage", "error",
-  "source", "provider", "attempts", "durMs", "history", "startedAt", "endedAt",
+  "source", "provider", "attempts", "durMs", "history", "startedAt", "endedAt", "retries", "route",
   // the page's own
   "liveHistory", "retryError", "resultPreview", "promptPreview",
 ]);
@@ -20,7 +20,7 @@ export function callStatus(c) {
 }
 
 // agentPanel renders call c of the run.
-export function agentPanel(c, { onClose }) {
+export function agentPanel(c, { onClose, actions }) {
   const title = c.label || (c.kind === "checkpoint" ? "checkpoint" : c.path);
   const st = callStatus(c);
   const rows = [];
@@ -34,9 +34,12 @@ export function agentPanel(c, { onClose }) {
   add("Phase", c.phase);
   add("Executor", c.executor);
   add("Model", c.model);
+  add("Route", c.route);
   add("Provider", c.provider);
   add("Replayed", c.source === "journal" ? "yes: the answer came from the journal" : c.source === "live" ? "no: ran live" : undefined);
   add("Attempts", c.attempts ? String(c.attempts) : undefined);
+  const retries = c.retries || [];
+  add("Retries", retries.length ? retries.map((r) => time(r.at) + (r.class ? " (" + r.class + ")" : "")).join(", ") : undefined);
   add("Epoch", c.epoch !== undefined ? String(c.epoch) : undefined);
   add("Started", time(c.startedAt));
   add("Ended", time(c.endedAt));
@@ -52,6 +55,7 @@ export function agentPanel(c, { onClose }) {
   }
 
   const sections = [];
+  if (actions) sections.push(actions);
   if (c.error) sections.push(h("section", { class: "error-box" }, h("h3", null, "Error"), h("pre", { class: "text" }, c.error)));
   if (c.retryError && c.status === "running") sections.push(h("section", { class: "warn-box" }, h("h3", null, "Retrying after"), h("pre", { class: "text" }, c.retryError)));
   if (c.prompt) sections.push(h("section", null, h("h3", null, "Prompt"), h("pre", { class: "text", dataset: { field: "prompt" } }, c.prompt)));

@@ -18,8 +18,10 @@ export class API {
     this.onUnauthorized = onUnauthorized;
   }
 
+  // The Accept type asks for the API's own representations; without it
+  // the routes the Node runtime also defines answer in its shapes.
   headers(extra) {
-    return Object.assign({ Authorization: "Bearer " + this.token }, extra);
+    return Object.assign({ Authorization: "Bearer " + this.token, Accept: "application/vnd.dynworkflow+json" }, extra);
   }
 
   async request(method, path, body) {
@@ -111,7 +113,7 @@ export class EventStream {
 
   async connect() {
     this.abort = new AbortController();
-    const extra = { Accept: "text/event-stream" };
+    const extra = { Accept: "text/event-stream, application/vnd.dynworkflow+json" };
     let path = "/api/events";
     if (this.lastId) extra["Last-Event-ID"] = this.lastId;
     else if (this.since !== undefined && this.since !== null) path += "?since=" + encodeURIComponent(this.since);

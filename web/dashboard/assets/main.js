@@ -9,6 +9,7 @@ import { h, replace, setText } from "./dom.js";
 import { RunModel, newChanges } from "./model.js";
 import { RunList } from "./runlist.js";
 import { RunView } from "./runview.js";
+import { applySpend } from "./steer.js";
 
 const tokenKey = "dynworkflow.token";
 const overviewEvery = 700; // ms between overview fetches while events flow
@@ -344,6 +345,12 @@ class App {
           }
           break;
         }
+        case "run.spend":
+          if (this.summaryOf(ev.runId)) {
+            applySpend(this.summaryOf(ev.runId), p);
+            listChanged = true;
+          }
+          break;
         case "run.deleted":
           if (this.overview) this.overview.runs = (this.overview.runs || []).filter((r) => r.runId !== ev.runId);
           listChanged = true;

@@ -4,6 +4,7 @@
 // events that arrived while a fetch was in flight.
 
 import { comparePaths } from "./format.js";
+import { applySpend } from "./steer.js";
 
 const terminal = new Set(["done", "failed"]);
 const liveHistoryLimit = 200;
@@ -100,7 +101,7 @@ export class RunModel {
       case "call.started": {
         const c = this.call(p.path, "agent", ch);
         if (terminal.has(c.status) && c.epoch === this.epoch) return; // an old event replayed after a fetch
-        Object.assign(c, { status: "running", epoch: this.epoch, startedAt: at, endedAt: undefined, error: "", durMs: undefined });
+        Object.assign(c, { status: "running", epoch: this.epoch, startedAt: at, endedAt: undefined, error: "", durMs: undefined, retries: [] });
         delete c.result;
         this.meta(c, p, ch);
         if (!c.prompt) ch.stale = true;
@@ -113,7 +114,9 @@ export class RunModel {
         const c = this.call(p.path, "agent", ch);
         c.status = ev.type === "call.failed" ? "failed" : "done";
         c.epoch = this.epoch;
-        c.endedAt = at;
+        // A replayed call keeps the times it ran at, when the page knows
+        // them: the timeline draws it where it ran.
+        if (ev.type !== "call.replayed" || !c.endedAt) c.endedAt = at;
         c.source = ev.type === "call.replayed" ? "journal" : "live";
         if (ev.type === "call.failed") {
           c.error = p.error || c.error || "failed";
@@ -129,8 +132,9 @@ export class RunModel {
       }
       case "call.retry": {
         const c = this.call(p.path, "agent", ch);
-        if (p.attempt) c.attempts = p.attempt;
+        if (p.attempt) c.attempts = p.attempt + 1;
         c.retryError = p.error || "";
+        c.retries = (c.retries || []).concat({ at, class: p.class || "" });
         ch.calls.add(c.path);
         return;
       }
@@ -149,13 +153,18 @@ export class RunModel {
       }
       case "checkpoint.answered": {
         const c = this.call(p.path, "checkpoint", ch);
-        Object.assign(c, { status: "done", epoch: this.epoch, endedAt: at, result: p.answer, source: p.source === "journal" ? "journal" : "live" });
+        const keep = p.source === "journal" && c.endedAt;
+        Object.assign(c, { status: "done", epoch: this.epoch, endedAt: keep ? c.endedAt : at, result: p.answer, source: p.source === "journal" ? "journal" : "live" });
+        if (p.waitedMs) c.durMs = p.waitedMs;
         if (p.prompt) c.prompt = p.prompt;
         ch.calls.add(c.path);
         return;
       }
       case "phase":
-        if (p.scope === "/" || !p.scope) this.summary.phase = p.title;
+        // As the engine does: the run's phase is the last one begun, in
+        // whatever scope (a phase an agent() call names begins in its
+        // branch).
+        this.summary.phase = p.title;
         this.log({ time: at, scope: p.scope, level: "phase", message: p.title }, ch);
         ch.run = true;
         return;
@@ -165,6 +174,12 @@ export class RunModel {
       case "limit":
         this.log({ time: at, level: "limit", message: p.message || p.limit }, ch);
         return;
+      case "run.spend":
+        applySpend(this.summary, p);
+        ch.run = true;
+        return;
+      case "call.control":
+        return; // the call's own events follow
       default:
         ch.stale = true;
     }

@@ -2,8 +2,9 @@
 // and the questions runs are waiting on.
 
 import { h, setText } from "./dom.js";
-import { count, cost, duration, statusClass, time } from "./format.js";
+import { count, duration, statusClass, time } from "./format.js";
 import { checkpointForm } from "./checkpoints.js";
+import { spend } from "./steer.js";
 
 export class RunList {
   constructor(app) {
@@ -131,6 +132,6 @@ function fillRow(row, r, questions) {
       h("span", { class: "n-done" }, (s.agents - (s.failed || 0) || 0) + " done"),
       s.failed ? h("span", { class: "n-failed" }, s.failed + " failed") : null,
       s.replayed ? h("span", { class: "muted" }, s.replayed + " replayed") : null),
-    h("span", { class: "c-tokens" }, count((s.inputTokens || 0) + (s.outputTokens || 0)) + " tok", s.costUsd ? h("span", null, " · " + cost(s.costUsd)) : null),
+    h("span", { class: "c-tokens" }, count((s.inputTokens || 0) + (s.outputTokens || 0)) + " tok", spend(r) ? h("span", null, " · " + spend(r)) : null),
     h("span", { class: "c-elapsed" }, h("b", null, elapsed(r)), h("small", null, time(r.startedAt))));
 }

@@ -4,14 +4,19 @@
 // the result and the script.
 
 import { h, setText, replace } from "./dom.js";
-import { count, cost, duration, pretty, statusClass, time } from "./format.js";
+import { count, duration, pretty, statusClass, time } from "./format.js";
 import { VirtualList } from "./vlist.js";
 import { agentPanel, callStatus } from "./agentpanel.js";
 import { checkpointForm } from "./checkpoints.js";
 import { syncForms, elapsed, phaseProgress } from "./runlist.js";
 import { callDuration, countGroup, failureGroups } from "./model.js";
+import { Timeline } from "./timeline.js";
+import { agentActions, spend } from "./steer.js";
 
-const knownDetail = new Set(["summary", "script", "args", "options", "result", "calls", "logs", "executions", "children"]);
+// The parts of a run's detail this view shows in their place; any other
+// (a newer server's) is listed, folded, at the end.
+const knownDetail = new Set(["summary", "script", "args", "options", "result", "calls", "logs", "executions", "children",
+  "executors", "simulatedAnswers", "failures", "worktrees", "damaged", "tornBytes"]);
 const logShown = 1000;
 
 // Which actions a run in each state offers; the server still decides.
@@ -32,6 +37,7 @@ export class RunView {
     this.model = model;
     this.lists = new Map(); // phase title -> its section, list, head parts and group
     this.busy = "";
+    this.ticks = 0;
     this.build();
     this.load(model);
   }
@@ -41,8 +47,15 @@ export class RunView {
     this.idEl = h("code", { class: "run-id" });
     this.badge = h("span", { class: "badge" });
     this.reason = h("span", { class: "reason" });
+    this.sim = h("span", {
+      class: "badge sim", dataset: { note: "simulated" }, hidden: true,
+      title: "No executor was chosen, so the built-in simulator answered every call: no agent ran. " +
+        "Pick one with --executor codex, claude-code or pi, or defaultExecutor in .dynworkflow/executors.json.",
+    }, "simulated answers");
     this.actions = h("div", { class: "actions", role: "group", "aria-label": "Run actions" });
     this.desc = h("p", { class: "desc" });
+    this.notes = h("div", { class: "run-notes" });
+    this.timeline = new Timeline({ onSelect: (path) => this.app.selectCall(path) });
     this.stats = h("dl", { class: "stats" });
     this.cpBox = h("div", { class: "cp-list" });
     this.cpSection = h("section", { class: "waiting", "aria-label": "Questions of this run", hidden: true },
@@ -58,15 +71,17 @@ export class RunView {
     this.el = h("div", { class: "view-run" },
       h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "#" }, "← Runs")),
       h("header", { class: "run-head" },
-        h("div", { class: "run-title" }, this.title, h("div", { class: "run-sub" }, this.badge, this.idEl, this.reason)),
+        h("div", { class: "run-title" }, this.title, h("div", { class: "run-sub" }, this.badge, this.sim, this.idEl, this.reason)),
         this.actions),
       this.cpSection,
       this.desc,
+      this.notes,
       this.stats,
       this.failBox,
       h("div", { class: "run-body" },
         h("section", { class: "phases-wrap", "aria-labelledby": "phases-title" },
-          h("h2", { id: "phases-title" }, "Agents"), this.phases),
+          h("div", { class: "phases-head" }, h("h2", { id: "phases-title" }, "Agents"), this.viewSwitch()),
+          this.phases, this.timeline.el),
         this.panel),
       this.result,
       h("section", { class: "log-wrap", "aria-labelledby": "log-title" }, h("h2", { id: "log-title" }, "Log"), this.logNote, this.logList),
@@ -74,11 +89,46 @@ export class RunView {
       this.extra);
   }
 
+  // viewSwitch shows the agents as a list (by phase, windowed) or as a
+  // timeline; the choice holds for the tab's other runs.
+  viewSwitch() {
+    const choice = (name, label) => h("button", {
+      type: "button", class: "btn seg", dataset: { show: name }, "aria-pressed": "false",
+      on: { click: () => this.showAs(name) },
+    }, label);
+    this.switchEl = h("div", { class: "view-switch", role: "group", "aria-label": "Show the agents as" },
+      choice("list", "List"), choice("timeline", "Timeline"));
+    let shown = "list";
+    try {
+      shown = sessionStorage.getItem("dynworkflow.agents-view") || "list";
+    } catch {
+      // storage refused: the list it is
+    }
+    this.showAs(shown, true);
+    return this.switchEl;
+  }
+
+  showAs(name, quiet) {
+    this.shown = name === "timeline" ? "timeline" : "list";
+    for (const b of this.switchEl.children) b.setAttribute("aria-pressed", String(b.dataset.show === this.shown));
+    this.phases.hidden = this.shown !== "list";
+    this.timeline.setVisible(this.shown === "timeline");
+    if (quiet) return;
+    try {
+      sessionStorage.setItem("dynworkflow.agents-view", this.shown);
+    } catch {
+      // not kept
+    }
+    if (this.shown === "list") for (const [, e] of this.lists) e.list.update(true);
+  }
+
   // load shows a freshly fetched model.
   load(model) {
     this.model = model;
     this.renderHead();
+    this.renderNotes();
     this.renderGroups();
+    this.timeline.setModel(model);
     this.renderCheckpoints();
     this.renderFailures();
     this.renderPanel();
@@ -115,6 +165,7 @@ export class RunView {
       this.renderHead();
       this.renderFailures();
     }
+    if (ch.calls.size || ch.groups || ch.run) this.timeline.schedule();
     if (this.app.selectedCall && ch.calls.has(this.app.selectedCall)) this.renderPanel();
     if (ch.logs) this.renderLog(false);
     if (ch.run) this.renderResult();
@@ -138,9 +189,9 @@ export class RunView {
     const stats = st.stats || {};
     const items = [
       ["Phase", pp.text ? pp.text + (pp.of ? " (" + pp.step + " of " + pp.of + ")" : "") : "—"],
-      ["Agents", [n.running ? n.running + " running" : "", n.done + " done", n.failed ? n.failed + " failed" : "", n.replayed ? n.replayed + " replayed" : ""].filter(Boolean).join(" · ")],
+      ["Agents", agentsLine(n, s.status === "running" ? stats.queued || 0 : 0)],
       ["Tokens", count((stats.inputTokens || 0) + (stats.outputTokens || 0)) + (stats.cachedInputTokens ? " (" + count(stats.cachedInputTokens) + " cached)" : "")],
-      ["Cost", cost(stats.costUsd) || "—"],
+      ["Cost", spend(st) || "—"],
       ["Elapsed", elapsed(s) || "—"],
       ["Executor", s.executor || m.detail.options?.executor || "—"],
       ["Started", time(s.startedAt)],
@@ -153,7 +204,11 @@ export class RunView {
   }
 
   tick() {
+    this.timeline.tick();
     const s = this.model.summary;
+    // Calls waiting for a worker publish no event: while the run runs,
+    // its totals are asked for now and then.
+    if (s.status === "running" && ++this.ticks % 2 === 0) this.app.scheduleOverview();
     if (s.status === "running") setText(this.stats.querySelector("[data-stat=elapsed]"), elapsed(s));
     for (const [, e] of this.lists) {
       const running = new Set(e.group.calls.filter((c) => c.status === "running"));
@@ -269,8 +324,11 @@ export class RunView {
     const n = g.counts;
     const total = n.agents + n.checkpoints;
     const finished = n.done + n.failed + n.checkpoints;
+    // While calls of the phase run, its count of agents is only those
+    // started so far: it is left out rather than read as the total (the
+    // run's line above has the total, as the terminal does).
     setText(e.counts, [
-      n.agents + (n.agents === 1 ? " agent" : " agents"),
+      n.running ? "" : n.agents + (n.agents === 1 ? " agent" : " agents"),
       n.running ? n.running + " running" : "",
       n.done ? n.done + " done" : "",
       n.failed ? n.failed + " failed" : "",
@@ -310,6 +368,8 @@ export class RunView {
   renderPanel() {
     const path = this.app.selectedCall;
     const c = path ? this.model.calls.get(path) : null;
+    this.timeline.select(c ? path : null);
+    this.timeline.relayout(); // the panel takes or gives back width
     this.el.classList.toggle("has-panel", !!c);
     if (!c) {
       this.panelKey = "";
@@ -323,7 +383,8 @@ export class RunView {
     if (this.panelKey === key && this.panel.firstChild && this.panel.firstChild.dataset.path === path) return;
     this.panelKey = key;
     const scroll = this.panel.firstChild && this.panel.firstChild.scrollTop;
-    const panel = agentPanel(c, { onClose: () => this.app.selectCall(null) });
+    const panel = agentPanel(c, { onClose: () => this.app.selectCall(null),
+      actions: agentActions(c, { app: this.app, runId: this.model.id, status: this.model.summary.status }) });
     replace(this.panel, panel);
     if (scroll) panel.scrollTop = scroll;
     for (const [, e] of this.lists) e.list.update(true);
@@ -375,6 +436,7 @@ export class RunView {
     const d = this.model.detail;
     const sc = d.script || {};
     const ex = d.executions || [];
+    const traced = ex.some((e) => e.trace);
     replace(this.script,
       h("summary", null, "Script, arguments and executions"),
       h("dl", { class: "facts" },
@@ -384,26 +446,52 @@ export class RunView {
         h("dt", null, "Options"), h("dd", null, h("pre", { class: "text" }, pretty(d.options)))),
       ex.length ? h("table", { class: "executions" },
         h("caption", null, "Executions"),
-        h("thead", null, h("tr", null, ["#", "Rule", "Started", "Ended as", "Replayed", "Live", "Failed"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", null, h("tr", null, ["#", "Rule", "Started", "Ended as", "Replayed", "Live", "Failed", traced ? "Trace" : null]
+          .filter(Boolean).map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", null, ex.map((e) => h("tr", null,
           h("td", null, String(e.epoch + 1)), h("td", null, e.rule), h("td", null, time(e.startedAt)),
           h("td", null, e.end ? e.end.status + (e.end.pauseReason ? " (" + e.end.pauseReason + ")" : "") : "—"),
           h("td", null, e.end ? String(e.end.replayed || 0) : ""), h("td", null, e.end ? String(e.end.live || 0) : ""),
-          h("td", null, e.end ? String(e.end.failed || 0) : ""))))) : null,
+          h("td", null, e.end ? String(e.end.failed || 0) : ""),
+          traced ? h("td", null, e.trace ? h("code", { title: "OpenTelemetry trace id" }, e.trace.traceId) : "") : null)))) : null,
+      executorsTable(d.executors || []),
+      worktreesList(d.worktrees || []),
       (d.children || []).length ? h("p", null, "Nested workflows: ", d.children.map((c) => c.name || c.path).join(", ")) : null,
       sc.text ? h("pre", { class: "text code", dataset: { field: "script" } }, sc.text) : null);
   }
 
-  // renderExtra shows the parts of the detail this page does not know,
-  // such as a failure summary of a newer server.
+  // renderNotes says what the reader must know before the numbers: that
+  // the answers are simulated, that lines of the journal are damaged.
+  renderNotes() {
+    const d = this.model.detail;
+    const notes = [];
+    // Simulated answers are said where the status is, as the terminal
+    // says them in its head line: short, with the way out on hover.
+    this.sim.hidden = !d.simulatedAnswers;
+    const damaged = d.damaged || [];
+    if (damaged.length || d.tornBytes) {
+      notes.push(h("div", { class: "note error", dataset: { note: "damaged" } },
+        h("b", null, damaged.length ? damaged.length + (damaged.length === 1 ? " damaged journal line" : " damaged journal lines") : "A torn journal tail"),
+        damaged.length ? h("ul", null, damaged.slice(0, 20).map((r) => h("li", null, "line " + r.line + ": " + (r.effect || r.reason)))) : null,
+        d.tornBytes ? h("p", null, d.tornBytes + " bytes of an unfinished last record; the next resume moves them aside.") : null));
+    }
+    replace(this.notes, notes);
+    this.notes.hidden = notes.length === 0;
+  }
+
+  // renderExtra lists, folded, the parts of the detail this page does not
+  // know (a newer server's), so that nothing the server says is hidden.
   renderExtra() {
     const d = this.model.detail;
     const keys = Object.keys(d).filter((k) => !knownDetail.has(k) && d[k] !== null && d[k] !== undefined);
-    replace(this.extra, keys.map((k) => h("section", { class: "extra-field" }, h("h2", null, k), h("pre", { class: "text" }, pretty(d[k])))));
+    replace(this.extra, keys.length ? h("details", { class: "script extra-fields" },
+      h("summary", null, "More from the server"),
+      keys.map((k) => h("section", { class: "extra-field" }, h("h3", null, k), h("pre", { class: "text" }, pretty(d[k]))))) : null);
   }
 
   // relayout follows a window resize.
   relayout() {
+    this.timeline.relayout();
     for (const [, e] of this.lists) e.list.relayout();
   }
 
@@ -418,6 +506,42 @@ export class RunView {
     }
     return false;
   }
+}
+
+// agentsLine is the run's calls as the terminal counts them: done of all
+// made so far, those running and those waiting for a worker.
+function agentsLine(n, queued) {
+  const total = n.done + n.failed + n.running + queued;
+  return [
+    n.done + "/" + total + " done",
+    n.running ? n.running + " running" : "",
+    queued ? queued + " queued" : "",
+    n.failed ? n.failed + " failed" : "",
+    n.replayed ? n.replayed + " replayed" : "",
+  ].filter(Boolean).join(" · ");
+}
+
+// executorsTable lists the executors the run could use, as configured.
+function executorsTable(defs) {
+  if (!defs.length) return null;
+  return h("table", { class: "executions executors" },
+    h("caption", null, "Executors"),
+    h("thead", null, h("tr", null, ["Name", "Kind", "Model", "Effort", "Permissions", "Runs"].map((t) => h("th", { scope: "col" }, t)))),
+    h("tbody", null, defs.map((e) => h("tr", { dataset: { executor: e.name } },
+      h("td", null, h("code", null, e.name)), h("td", null, e.kind || ""), h("td", null, e.model || ""),
+      h("td", null, e.effort || ""), h("td", null, e.permissions || ""),
+      h("td", null, h("code", null, (e.command || [e.binary, ...(e.args || [])].filter(Boolean)).join(" ")))))));
+}
+
+// worktreesList lists the worktrees the run's isolated calls kept.
+function worktreesList(kept) {
+  if (!kept.length) return null;
+  return h("table", { class: "executions worktrees" },
+    h("caption", null, "Kept worktrees"),
+    h("thead", null, h("tr", null, ["Call", "Branch", "Status"].map((t) => h("th", { scope: "col" }, t)))),
+    h("tbody", null, kept.map((w) => h("tr", null,
+      h("td", null, w.label || w.path), h("td", null, h("code", null, w.branch || "")),
+      h("td", null, (w.status || "") + (w.interrupted ? " (interrupted)" : ""))))));
 }
 
 function logLine(l) {

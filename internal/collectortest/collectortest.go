@@ -1,0 +1,353 @@
+// Package collectortest runs a real OpenTelemetry Collector for tests: the
+// program of internal/collectordev (the collector's OTLP receiver and the
+// contrib file exporter), as a separate process on loopback ports, and
+// reads back the spans it received.
+//
+// The program lives in its own Go module so that the product's go.mod
+// never pulls the collector in. It is built into a cache outside the
+// repository, keyed by a hash of its sources and the Go version, by `go run
+// ./internal/collectortest/prebuild` (which .ci/run calls); a test never
+// builds it, since a cold build takes minutes: without it a test skips with
+// the command to run, or fails under CI=true.
+package collectortest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SourceDir is the collector program's module directory in this checkout.
+func SourceDir() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("collectortest: cannot locate its own source")
+	}
+	dir := filepath.Join(filepath.Dir(file), "..", "collectordev")
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		return "", fmt.Errorf("collectortest: the collector's module is missing: %w", err)
+	}
+	return dir, nil
+}
+
+// CacheDir is where built collectors are kept:
+// ${XDG_CACHE_HOME:-~/.cache}/dynworkflow-ci/collectordev.
+func CacheDir() (string, error) {
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "dynworkflow-ci", "collectordev"), nil
+}
+
+// binaryPath is where the collector for the sources in this checkout is,
+// or goes.
+func binaryPath() (string, error) {
+	src, err := SourceDir()
+	if err != nil {
+		return "", err
+	}
+	key, err := sourceHash(src)
+	if err != nil {
+		return "", err
+	}
+	cache, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cache, key, "collectordev"), nil
+}
+
+// Binary returns the built collector, or an error saying how to build it.
+func Binary() (string, error) {
+	bin, err := binaryPath()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("the test collector is not built; build it once with: go run ./internal/collectortest/prebuild (%w)", err)
+	}
+	return bin, nil
+}
+
+// Build builds the collector into the cache unless it is there, and
+// returns its path. Build output goes to log.
+func Build(ctx context.Context, log io.Writer) (string, error) {
+	bin, err := binaryPath()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	src, _ := SourceDir()
+	dir := filepath.Dir(bin)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false")
+	cmd.Stdout, cmd.Stderr = log, log
+	fmt.Fprintf(log, "collectortest: building the test collector into %s (a cold build takes minutes)\n", dir)
+	if err := cmd.Run(); err != nil {
+		_ = os.Remove(tmp)
+		return "", fmt.Errorf("collectortest: build the collector in %s: %w", src, err)
+	}
+	// A rename is atomic: a concurrent build's identical binary may
+	// replace this one, never half of it.
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// sourceHash keys the cache: the module's files and the Go version.
+func sourceHash(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go") {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", runtime.Version())
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", n, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// Require returns the built collector, or skips t (fails it under
+// CI=true, where the tests must run) with how to build it.
+func Require(t testing.TB) string {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no test collector: %v", err)
+		}
+		t.Skipf("no test collector (CI=true makes this a failure): %v", err)
+	}
+	return bin
+}
+
+// Collector is a running collector.
+type Collector struct {
+	// HTTPEndpoint is the OTLP/HTTP base URL, http://127.0.0.1:PORT, for
+	// OTEL_EXPORTER_OTLP_ENDPOINT; GRPCEndpoint the OTLP/gRPC one.
+	HTTPEndpoint string
+	GRPCEndpoint string
+
+	file   string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *lockedBuffer
+	exited chan struct{}
+}
+
+// Start runs the collector bin until t ends, writing what it receives
+// under t's temporary directory.
+func Start(t testing.TB, bin string) *Collector {
+	t.Helper()
+	dir := t.TempDir()
+	var c *Collector
+	var err error
+	// The ports are picked free and then handed over: another process may
+	// take one in between, so a failure to start is tried again.
+	for range 3 {
+		if c, err = start(bin, dir); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+func start(bin, dir string) (*Collector, error) {
+	httpPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	grpcPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(dir, "spans-"+strconv.Itoa(httpPort)+".jsonl")
+	config := fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%d
+      grpc:
+        endpoint: 127.0.0.1:%d
+exporters:
+  file:
+    path: %s
+    flush_interval: 50ms
+service:
+  telemetry:
+    metrics:
+      level: none
+    logs:
+      level: info
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [file]
+`, httpPort, grpcPort, strconv.Quote(file))
+	cmd := exec.Command(bin, config)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	c := &Collector{
+		HTTPEndpoint: fmt.Sprintf("http://127.0.0.1:%d", httpPort),
+		GRPCEndpoint: fmt.Sprintf("http://127.0.0.1:%d", grpcPort),
+		file:         file, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, exited: make(chan struct{}),
+	}
+	dieWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("collectortest: start the collector: %w", err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		signalled := false
+		for sc.Scan() {
+			line := sc.Text()
+			_, _ = c.stderr.Write([]byte(line + "\n"))
+			if !signalled && strings.Contains(line, "Everything is ready") {
+				close(ready)
+				signalled = true
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(c.exited) }()
+	select {
+	case <-ready:
+		return c, nil
+	case <-c.exited:
+		return nil, fmt.Errorf("collectortest: the collector exited at start:\n%s", c.stderr.String())
+	case <-time.After(time.Minute):
+		c.Stop()
+		return nil, fmt.Errorf("collectortest: the collector did not start in a minute:\n%s", c.stderr.String())
+	}
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Stop stops the collector and waits for it to exit.
+func (c *Collector) Stop() {
+	_ = c.stdin.Close()
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+	}
+}
+
+// Log is what the collector wrote to stderr so far.
+func (c *Collector) Log() string { return c.stderr.String() }
+
+// Spans reads every span the collector has written so far.
+func (c *Collector) Spans() ([]Span, error) {
+	b, err := os.ReadFile(c.file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseSpans(b)
+}
+
+// WaitSpans waits until the spans the collector wrote satisfy done, and
+// returns them; it fails t after a minute.
+func (c *Collector) WaitSpans(t testing.TB, what string, done func([]Span) bool) []Span {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		spans, err := c.Spans()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done(spans) {
+			return spans
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the collector did not receive %s in a minute; it has %d spans; its log:\n%s", what, len(spans), c.Log())
+		}
+		// The file exporter flushes every 50 ms.
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// lockedBuffer collects a child's stderr while the test may read it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 1<<20 {
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
