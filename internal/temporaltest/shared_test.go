@@ -14,7 +14,7 @@ type recorder struct {
 
 func (r *recorder) Helper() {}
 
-func (r *recorder) Skipf(format string, args ...any) { r.skipped = fmt.Sprintf(format, args...) }
+func (r *recorder) Skip(args ...any) { r.skipped = fmt.Sprint(args...) }
 
 func (r *recorder) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
 
@@ -43,7 +43,7 @@ func TestSharedWithoutServer(t *testing.T) {
 			if !strings.Contains(said, "go run ./internal/temporaltest/prebuild") || strings.Contains(said, "\n") {
 				t.Errorf("want one line that says how to build the server, got %q", said)
 			}
-			if b, err := devServer(); err != nil || b.built() {
+			if b, err := devServer(); err != nil || b.Built() {
 				t.Errorf("Get built the server (%v)", err)
 			}
 		})

@@ -14,8 +14,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,11 +22,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/devbuild"
 )
 
 // Server is a running dev server.
@@ -56,42 +54,14 @@ func SourceDir() (string, error) {
 	return dir, nil
 }
 
-// CacheDir is where built dev servers are kept:
-// ${XDG_CACHE_HOME:-~/.cache}/dynworkflow-ci/temporaldev.
-func CacheDir() (string, error) {
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "dynworkflow-ci", "temporaldev"), nil
-}
-
 // devServer is the builder of the dev server for the sources in this
-// checkout.
-func devServer() (builder, error) {
+// checkout, cached under ${XDG_CACHE_HOME:-~/.cache}/dynworkflow-ci/temporaldev.
+func devServer() (devbuild.Builder, error) {
 	src, err := SourceDir()
 	if err != nil {
-		return builder{}, err
+		return devbuild.Builder{}, err
 	}
-	key, err := sourceHash(src)
-	if err != nil {
-		return builder{}, err
-	}
-	cache, err := CacheDir()
-	if err != nil {
-		return builder{}, err
-	}
-	return builder{
-		dir:  filepath.Join(cache, key),
-		name: "temporaldev",
-		src:  src,
-		argv: []string{"go", "build", "-o"},
-		env:  append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false"),
-	}, nil
+	return devbuild.Module("temporaldev", src)
 }
 
 // Binary returns the path of the dev server program for the sources in
@@ -105,7 +75,7 @@ func Binary(ctx context.Context, log *os.File) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return b.ensure(ctx, log)
+	return b.Ensure(ctx, log)
 }
 
 // Built returns the path of the dev server program for the sources in this
@@ -115,36 +85,10 @@ func Built() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !b.built() {
+	if !b.Built() {
 		return "", fmt.Errorf("the Temporal dev server is not built: build it once with `go run ./internal/temporaltest/prebuild` (15-20 minutes cold)")
 	}
-	return b.path(), nil
-}
-
-// sourceHash keys the cache: the module's files and the Go version.
-func sourceHash(dir string) (string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", err
-	}
-	var names []string
-	for _, e := range entries {
-		if n := e.Name(); n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go") {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n", runtime.Version())
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", n, len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return b.Path(), nil
 }
 
 // Start runs a dev server until ctx is done or Stop is called.

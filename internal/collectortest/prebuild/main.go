@@ -1,17 +1,23 @@
 // Command prebuild builds the OpenTelemetry Collector the tracing tests use
-// into its cache, so that no test pays for a build inside its timeout.
+// into its cache, outside any test's timeout, and prints its path. A build
+// that another process already runs is waited for. Ctrl-C stops the build
+// and leaves nothing of it behind.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/dynworkflow/dynworkflow/internal/collectortest"
 )
 
 func main() {
-	bin, err := collectortest.Build(context.Background(), os.Stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	bin, err := collectortest.Build(ctx, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

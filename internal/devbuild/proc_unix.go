@@ -1,6 +1,6 @@
 //go:build unix
 
-package temporaltest
+package devbuild
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func lockFile(ctx context.Context, path string, waiting func()) (*os.File, error
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			_ = f.Close()
-			return nil, fmt.Errorf("temporaltest: lock %s: %w", path, err)
+			return nil, fmt.Errorf("devbuild: lock %s: %w", path, err)
 		}
 		if !told {
 			waiting()
@@ -63,22 +63,22 @@ trap 'exit 143' TERM
 // own (a signal to the builder's group, Ctrl-C, does not reach it) that
 // inherits lock, so the lock is held until the last process of the build
 // exits. When ctx ends, the group is terminated and waited for.
-func runBuild(ctx context.Context, b builder, tmp string, lock, log *os.File) error {
-	cmd := exec.Command("/bin/sh", append([]string{"-c", wrapper, "sh", tmp, b.path()}, b.argv...)...)
-	cmd.Dir, cmd.Env = b.src, b.env
+func runBuild(ctx context.Context, b Builder, tmp string, lock, log *os.File) error {
+	cmd := exec.Command("/bin/sh", append([]string{"-c", wrapper, "sh", tmp, b.Path()}, b.Argv...)...)
+	cmd.Dir, cmd.Env = b.Src, b.Env
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.ExtraFiles = []*os.File{lock}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	fmt.Fprintf(log, "temporaltest: building %s\n", b.path())
+	fmt.Fprintf(log, "devbuild: building %s\n", b.Path())
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("temporaltest: start the build: %w", err)
+		return fmt.Errorf("devbuild: start the build: %w", err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	select {
 	case err := <-waited:
 		if err != nil {
-			return fmt.Errorf("temporaltest: build %s in %s: %w", b.name, b.src, err)
+			return fmt.Errorf("devbuild: build %s in %s: %w", b.Name, b.Src, err)
 		}
 		return nil
 	case <-ctx.Done():
@@ -91,7 +91,7 @@ func runBuild(ctx context.Context, b builder, tmp string, lock, log *os.File) er
 		_ = syscall.Kill(group, syscall.SIGKILL)
 		<-waited
 	}
-	return fmt.Errorf("temporaltest: the build of %s was stopped: %w", b.name, ctx.Err())
+	return fmt.Errorf("devbuild: the build of %s was stopped: %w", b.Name, ctx.Err())
 }
 
 // processAlive reports whether process pid exists.

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package temporaltest
+package devbuild
 
 import (
 	"context"
@@ -20,16 +20,16 @@ func lockFile(_ context.Context, path string, _ func()) (*os.File, error) {
 }
 
 // runBuild runs b's build into tmp and renames the output into place.
-func runBuild(ctx context.Context, b builder, tmp string, _, log *os.File) error {
+func runBuild(ctx context.Context, b Builder, tmp string, _, log *os.File) error {
 	out := filepath.Join(tmp, "out")
-	cmd := exec.CommandContext(ctx, b.argv[0], append(b.argv[1:], out)...)
-	cmd.Dir, cmd.Env = b.src, b.env
+	cmd := exec.CommandContext(ctx, b.Argv[0], append(b.Argv[1:], out)...)
+	cmd.Dir, cmd.Env = b.Src, b.Env
 	cmd.Stdout, cmd.Stderr = log, log
-	fmt.Fprintf(log, "temporaltest: building %s\n", b.path())
+	fmt.Fprintf(log, "devbuild: building %s\n", b.Path())
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("temporaltest: build %s in %s: %w", b.name, b.src, err)
+		return fmt.Errorf("devbuild: build %s in %s: %w", b.Name, b.Src, err)
 	}
-	return os.Rename(out, b.path())
+	return os.Rename(out, b.Path())
 }
 
 func processAlive(int) bool { return true }

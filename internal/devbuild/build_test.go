@@ -1,6 +1,6 @@
 //go:build unix
 
-package temporaltest
+package devbuild
 
 import (
 	"context"
@@ -22,8 +22,8 @@ import (
 // kill them, and their builds, at the worst moments.
 
 // helperEnv selects helper mode: the process builds into the entry named
-// by TEMPORALTEST_DIR and prints the program's path.
-const helperEnv = "TEMPORALTEST_HELPER"
+// by DEVBUILD_DIR and prints the program's path.
+const helperEnv = "DEVBUILD_HELPER"
 
 // fakeBuild logs its start and end and, when GATE is set, waits for that
 // file to appear before it writes the program ($1, the output file).
@@ -46,8 +46,8 @@ func TestMain(m *testing.M) {
 func helperMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b := fakeBuilder(os.Getenv("TEMPORALTEST_DIR"))
-	path, err := b.ensure(ctx, os.Stderr)
+	b := fakeBuilder(os.Getenv("DEVBUILD_DIR"))
+	path, err := b.Ensure(ctx, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -56,8 +56,8 @@ func helperMain() int {
 	return 0
 }
 
-func fakeBuilder(dir string) builder {
-	return builder{dir: dir, name: "prog", src: dir, argv: []string{"/bin/sh", "-c", fakeBuild, "fake"}, env: os.Environ()}
+func fakeBuilder(dir string) Builder {
+	return Builder{Dir: dir, Name: "prog", Src: dir, Argv: []string{"/bin/sh", "-c", fakeBuild, "fake"}, Env: os.Environ()}
 }
 
 // cache is one test's cache entry, build log and gate.
@@ -91,7 +91,7 @@ func (c *cache) builder(gated bool) *helper {
 		c.t.Fatal(err)
 	}
 	h := &helper{cmd: exec.Command(exe, "-test.run=^$"), stderr: filepath.Join(c.t.TempDir(), "stderr"), exited: make(chan struct{})}
-	h.cmd.Env = append(os.Environ(), helperEnv+"=build", "TEMPORALTEST_DIR="+c.dir, "LOG="+c.log, "GATE=")
+	h.cmd.Env = append(os.Environ(), helperEnv+"=build", "DEVBUILD_DIR="+c.dir, "LOG="+c.log, "GATE=")
 	if gated {
 		h.cmd.Env = append(h.cmd.Env, "GATE="+c.gate)
 	}
