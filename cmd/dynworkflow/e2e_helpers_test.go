@@ -20,8 +20,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
 )
 
 // binPath is the dynworkflow binary TestMain built.
@@ -49,11 +47,11 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binPath = filepath.Join(dir, "dynworkflow")
-	// The Temporal tests run only where the dev server is built: there,
-	// their companion binary is built now, beside the binary, rather than
-	// inside the first one's timeout.
+	// The tests that run the companion run only where a prebuild compiled
+	// it: there, it is linked now, beside the binary, rather than inside
+	// the first such test's timeout.
 	var companionBuilt sync.WaitGroup
-	if _, err := temporaltest.Built(); err == nil {
+	if companionCompiled() == nil {
 		companionBuilt.Go(func() { _, _ = companion() })
 	}
 	err = buildBinary(binPath)

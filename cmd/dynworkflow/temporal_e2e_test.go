@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/internal/collectortest"
 	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
 	"github.com/dynworkflow/dynworkflow/internal/testsize"
 )
@@ -30,10 +32,42 @@ import (
 var temporalDev temporaltest.Shared
 
 // companion builds dynworkflow-temporal next to the binary under test, once.
+// Only where a prebuild compiled it (companionCompiled): cold, compiling
+// the Temporal SDK with -race takes minutes, too long for a test.
 var companion = sync.OnceValues(func() (string, error) {
 	path := filepath.Join(filepath.Dir(binPath), "dynworkflow-temporal")
 	return path, buildBinary(path, "temporal")
 })
+
+// companionCompiled reports whether a prebuild ran, which compiled the
+// race-enabled companion into the Go build cache: the Temporal dev server
+// or the test collector is built.
+func companionCompiled() error {
+	if _, err := temporaltest.Built(); err == nil {
+		return nil
+	}
+	if _, err := collectortest.Binary(); err == nil {
+		return nil
+	}
+	return errors.New("the Temporal companion is not compiled: run `go run ./internal/temporaltest/prebuild` once (minutes cold)")
+}
+
+// needCompanion builds the companion, once, or skips t (fails it under
+// CI=true) with how to enable it when no prebuild compiled it.
+func needCompanion(t *testing.T) string {
+	t.Helper()
+	if err := companionCompiled(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true: the tests that run the companion are required)", err)
+		}
+		t.Skip(err)
+	}
+	path, err := companion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 var taskQueues atomic.Int64
 
@@ -47,9 +81,7 @@ type temporalEnv struct {
 func newTemporalEnv(t *testing.T) *temporalEnv {
 	t.Helper()
 	srv := temporalDev.Get(t)
-	if _, err := companion(); err != nil {
-		t.Fatal(err)
-	}
+	needCompanion(t)
 	return &temporalEnv{env: newEnv(t), address: srv.Address, namespace: srv.Namespace,
 		queue: fmt.Sprintf("e2e-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), taskQueues.Add(1))}
 }

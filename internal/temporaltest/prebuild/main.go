@@ -1,7 +1,8 @@
-// Command prebuild builds the Temporal dev server the Temporal tests use
-// into its cache, outside any test's timeout, and prints its path. A build
-// that another process already runs is waited for. Ctrl-C stops the build
-// and leaves nothing of it behind.
+// Command prebuild builds what the Temporal tests need, outside any test's
+// timeout, and prints the dev server's path: the Temporal dev server, into
+// its cache, and the race-enabled Temporal companion, into the Go build
+// cache. A build that another process already runs is waited for. Ctrl-C
+// stops the build and leaves nothing of it behind.
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/dynworkflow/dynworkflow/internal/devbuild"
 	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
 )
 
@@ -18,6 +20,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	bin, err := temporaltest.Binary(ctx, os.Stderr)
+	if err == nil {
+		err = devbuild.CompileCompanion(ctx, os.Stderr)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
