@@ -161,10 +161,15 @@ func takeUpRuntime() (*os.File, bool) {
 // they would stop a read or write of the terminal from the background.
 func sinkIgnoredSignals() {
 	sink := make(chan os.Signal, 1)
+	sunk := false
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTSTP} {
 		if ignoredAtStart(sig) {
 			signal.Notify(sink, sig)
+			sunk = true
 		}
+	}
+	if !sunk {
+		return
 	}
 	go func() {
 		for range sink { //nolint:revive // dropped, as ignored
