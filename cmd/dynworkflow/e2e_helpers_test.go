@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -37,7 +38,26 @@ const (
 	tick = 5 * time.Millisecond
 )
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+func TestMain(m *testing.M) {
+	unignoreSignals()
+	os.Exit(testMain(m))
+}
+
+// unignoreSignals lets the dynworkflow processes the tests start see
+// SIGHUP and SIGINT when go test runs under nohup or in the background of
+// a script: a signal ignored here stays ignored across exec, and
+// dynworkflow started with it ignored keeps ignoring it, by design, so
+// the tests that hang up on serve or press Ctrl-C would wait for nothing.
+// A signal this process handles is reset to its default in a child
+// instead; here it is dropped, as it was ignored.
+func unignoreSignals() {
+	sink := make(chan os.Signal, 1)
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if signal.Ignored(sig) {
+			signal.Notify(sink, sig)
+		}
+	}
+}
 
 func testMain(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "dynworkflow-e2e-")
