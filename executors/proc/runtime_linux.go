@@ -160,15 +160,14 @@ func takeUpRuntime() (*os.File, bool) {
 // sunk too, but never SIGTTIN or SIGTTOU: handled rather than ignored,
 // they would stop a read or write of the terminal from the background.
 func sinkIgnoredSignals() {
-	sink := make(chan os.Signal, 1)
-	sunk := false
+	sink, sinking := make(chan os.Signal, 1), false
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTSTP} {
 		if ignoredAtStart(sig) {
 			signal.Notify(sink, sig)
-			sunk = true
+			sinking = true
 		}
 	}
-	if !sunk {
+	if !sinking {
 		return
 	}
 	go func() {
