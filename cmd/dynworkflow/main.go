@@ -142,6 +142,7 @@ edited resumes without paying for finished calls again.`,
 		a.workerCommand(),
 		a.allowCommand(),
 		a.denyCommand(),
+		a.scheduleCommand(),
 	)
 	return root
 }

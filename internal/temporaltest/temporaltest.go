@@ -70,7 +70,13 @@ func devServer() (devbuild.Builder, error) {
 // log. Another process's build of it is waited for, not repeated; when ctx
 // ends the build stops and leaves nothing behind. A builder killed
 // outright leaves its build running, and the build still fills the cache.
+//
+// DYNWORKFLOW_TEMPORALDEV names a server program to use instead, such as
+// one built with other settings to compare against.
 func Binary(ctx context.Context, log *os.File) (string, error) {
+	if bin := os.Getenv("DYNWORKFLOW_TEMPORALDEV"); bin != "" {
+		return bin, nil
+	}
 	b, err := devServer()
 	if err != nil {
 		return "", err
@@ -79,8 +85,12 @@ func Binary(ctx context.Context, log *os.File) (string, error) {
 }
 
 // Built returns the path of the dev server program for the sources in this
-// checkout if the cache has it, or an error that says how to build it.
+// checkout if the cache has it (or DYNWORKFLOW_TEMPORALDEV, as for
+// Binary), or an error that says how to build it.
 func Built() (string, error) {
+	if bin := os.Getenv("DYNWORKFLOW_TEMPORALDEV"); bin != "" {
+		return bin, nil
+	}
 	b, err := devServer()
 	if err != nil {
 		return "", err
@@ -128,6 +138,9 @@ func Start(ctx context.Context, bin string) (*Server, error) {
 	}
 	return s, nil
 }
+
+// PID is the server process's id, for a benchmark to read its CPU time.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
 
 // Stop stops the server and waits for it to exit.
 func (s *Server) Stop() {
