@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,6 +155,7 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 		}
 		return rt.journalMissing(id)
 	}
+	rt.writeQueued(id)
 	f, err := foldJournal(paths.Journal)
 	if err != nil {
 		return nil, err
@@ -182,6 +184,21 @@ func (rt *Runtime) fillActivity(id string, d *Detail) {
 			c.Activity = &a
 		}
 	}
+}
+
+// writeQueued writes the records a run executing here still holds queued
+// (a call's start is journaled without a wait, and its event published at
+// once): a detail must show what the run's events already said, or a page
+// that saw them before it fetched the detail would lose a running agent
+// until the next event, which a held agent may never send.
+func (rt *Runtime) writeQueued(id string) {
+	r, ok := rt.Live(id)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = r.journal.Flush(ctx) // a journal that cannot be written is folded as it is
 }
 
 // journalMissing is the detail of a run whose journal is gone: what its

@@ -7,6 +7,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 )
 
+// liveScript's four tasks each wait for the test to release them.
 const liveScript = `export const meta = {
   name: 'live-agents',
   description: 'Four agents that take their time',
@@ -14,7 +15,7 @@ const liveScript = `export const meta = {
 }
 phase('Work')
 const out = await parallel([1, 2, 3, 4].map(i => () =>
-  agent('task ' + i + ' [simulate:sleep=' + (i * 700) + 'ms]', { label: 'task-' + i })))
+  agent('task ' + i + ' [gate:task-' + i + ']', { label: 'task-' + i })))
 phase('Sum up')
 const sum = await agent('sum up ' + out.length + ' answers', { label: 'sum' })
 return { answers: out.length, sum }
@@ -42,7 +43,11 @@ func TestAgentsChangeLive(t *testing.T) {
 		return `[...document.querySelectorAll('.agent-row')].find(r => r.querySelector('.a-name').textContent === ` + jsString(label) + `)`
 	}
 	tb.waitFor("task-4 running", agent("task-4")+`?.dataset.status === "running"`)
+	s.release("task-1")
 	tb.waitFor("task-1 done while task-4 still runs", agent("task-1")+`?.dataset.status === "done" && `+agent("task-4")+`?.dataset.status === "running"`)
+	for _, task := range []string{"task-2", "task-3", "task-4"} {
+		s.release(task)
+	}
 	tb.waitFor("the Sum up phase", `document.querySelector('[data-stat=phase]').textContent.startsWith("Sum up (2 of 2)")`)
 	tb.waitFor("task-4 done", agent("task-4")+`?.dataset.status === "done"`)
 	tb.waitFor("the run completed", `document.querySelector('.run-sub .badge').textContent === "completed"`)
