@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark of bench/README.md and prints one summary table:
 # the engine's Go benchmarks (go test -bench ./engine/), then the CLI
-# scripts (cli-fanout.sh, cli-list.sh, cli-resume.sh).
+# scripts (cli-fanout.sh, cli-list.sh, cli-resume.sh, cli-limits.sh).
 #
 #   bash bench/run.sh
 #
@@ -59,6 +59,8 @@ gb() {
 	result "engine: bytes per call, n=1000 over n=100 (flat)" "$(awk -v a="$b1000" -v b="$b100" 'BEGIN { printf "%.3f", a / b }')" x "<=1.05"
 	result "engine: journal bytes per call, n=1000" "$(gb BenchmarkBytesPerCall/n=1000 journal-bytes/call)" B -
 	result "engine: List, 50 runs x 200 calls (in process)" "$(gb BenchmarkList50x200 ms/list)" ms -
+	result "engine: List, one run whose journal ends with a 20 MB line (in process)" "$(gb BenchmarkListHugeLastLine ms/list)" ms "<50"
+	result "engine: List, one run whose journal ends with a 20 MB line, CPU" "$(gb BenchmarkListHugeLastLine cpu-ms/list)" ms -
 	result "engine: resume 10,000 calls all replayed" "$(awk -v ms="$(gb BenchmarkResumeAllReplayed10000 ms/resume)" 'BEGIN { printf "%.3f", ms / 1000 }')" s "<1"
 	for unit in ms/call cpu-ms/call; do
 		u=${unit%/call}
@@ -74,13 +76,14 @@ gb() {
 	result "engine: one bare append+fdatasync here, wall" "$(gb BenchmarkFinishedToDurable fsync-ms)" ms -
 } >"$OUT/results.tsv"
 
-for script in cli-fanout.sh cli-list.sh cli-resume.sh; do
+for script in cli-fanout.sh cli-list.sh cli-resume.sh cli-limits.sh; do
 	echo "== bench/$script"
 	args=()
 	case $script in
 	cli-fanout.sh) args=(1000 "$REPS") ;;
 	cli-list.sh) args=(50 200 "$REPS") ;;
 	cli-resume.sh) args=(10000 "$REPS") ;;
+	cli-limits.sh) args=("$REPS") ;;
 	esac
 	bash "$BENCH_DIR/$script" "${args[@]}" | tee -a "$OUT/cli.txt"
 done

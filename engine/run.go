@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
@@ -75,6 +76,11 @@ type Run struct {
 	branchNotes map[string]string
 
 	running atomic.Int64
+	// tryNow lets calls start although their account's quota is spent,
+	// until one meets the limit (ResumeRequest.TryNow).
+	tryNow atomic.Bool
+	// activity is each running call's last activity (see activity.go).
+	activity activityBoard
 	// controls holds the agent calls running now, by path, for the user
 	// to stop or restart one (control.go).
 	controls sync.Map
@@ -97,13 +103,16 @@ type Run struct {
 	phase       string
 	status      Status
 	pauseReason string
-	createdAt   time.Time // when the run was first started
-	startedAt   time.Time // when this execution started
-	endedAt     time.Time
-	result      json.RawMessage
-	err         error
-	files       []string // every file this execution pulled in
-	done        chan struct{}
+	// resumeAt is when a run parked by a rate limit may go on: its
+	// executor's quota resets then.
+	resumeAt  time.Time
+	createdAt time.Time // when the run was first started
+	startedAt time.Time // when this execution started
+	endedAt   time.Time
+	result    json.RawMessage
+	err       error
+	files     []string // every file this execution pulled in
+	done      chan struct{}
 
 	// warnings are what the user must hear about this execution: journal
 	// lines found damaged, and so calls that run again.
@@ -175,12 +184,15 @@ func (r *Run) interrupt(cause error) error {
 
 // Outcome is how an execution ended.
 type Outcome struct {
-	RunID       string          `json:"runId"`
-	Name        string          `json:"name"`
-	Status      Status          `json:"status"`
-	PauseReason string          `json:"pauseReason,omitempty"`
-	Result      json.RawMessage `json:"result"`
-	Error       string          `json:"error"`
+	RunID       string `json:"runId"`
+	Name        string `json:"name"`
+	Status      Status `json:"status"`
+	PauseReason string `json:"pauseReason,omitempty"`
+	// ResumeAt is, for a run parked until its executor's quota resets,
+	// when that is.
+	ResumeAt *time.Time      `json:"resumeAt,omitempty"`
+	Result   json.RawMessage `json:"result"`
+	Error    string          `json:"error"`
 	// ErrorCode is the stable code of Error, when it has one
 	// (AGENT_LIMIT_EXCEEDED, SCRIPT_ERROR, ...).
 	ErrorCode  string      `json:"errorCode,omitempty"`
@@ -239,6 +251,10 @@ func (r *Run) Outcome() Outcome {
 			o.ErrorCode = ee.Code
 		}
 	}
+	if !r.resumeAt.IsZero() {
+		t := r.resumeAt
+		o.ResumeAt = &t
+	}
 	end := r.endedAt
 	if end.IsZero() {
 		end = time.Now()
@@ -261,19 +277,28 @@ type Progress struct {
 	// SimulatedAnswers is true when the run's answers are simulated
 	// although nobody asked for the simulated executor.
 	SimulatedAnswers bool
+	// Troubled are the running calls a user should hear about, at most
+	// three: their CLI retries or cannot reach its endpoint, or they made
+	// no progress for a while, the longest quiet first.
+	Troubled []CallActivity
 	// MaxCostUSD is the run's dollar cap (0: none); Stats.CostUSD is what
 	// it spent.
 	MaxCostUSD float64
 }
 
-// Progress reads the counters; it costs the same for 10 agents or 10,000.
+// Progress reads the counters; it costs the same for 10 agents or 10,000
+// (the running calls it looks at are bounded by the concurrency).
 func (r *Run) Progress() Progress {
+	calls, _ := r.activity.all()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	calls := min(r.policy.Agents(), int64(r.opts.MaxAgents))
-	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls),
-		SimulatedAnswers: r.opts.SimulatedByDefault(), MaxCostUSD: r.opts.MaxCostUSD}
+	made := min(r.policy.Agents(), int64(r.opts.MaxAgents))
+	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(made),
+		SimulatedAnswers: r.opts.SimulatedByDefault(), MaxCostUSD: r.opts.MaxCostUSD, Troubled: Troubled(calls, time.Now(), 3)}
 }
+
+// Activity is the last activity of the call at path, while it runs.
+func (r *Run) Activity(path string) (CallActivity, bool) { return r.activity.get(path) }
 
 func (r *Run) statsLocked() store.Stats {
 	n := &r.policy.Counts
@@ -324,6 +349,10 @@ func (r *Run) summary() store.Summary {
 		t := r.endedAt.UTC()
 		s.EndedAt = &t
 	}
+	if !r.resumeAt.IsZero() {
+		t := r.resumeAt
+		s.ResumeAt = &t
+	}
 	return s
 }
 
@@ -333,11 +362,28 @@ func (r *Run) execute() {
 	for _, w := range r.warnings {
 		r.logLine(r.main.policy.Root(), "warn", w)
 	}
+	defer func() {
+		// A panic past the script (in settling the run) still ends this
+		// run only: it is failed in memory, and its journal says what a
+		// crash would.
+		if x := recover(); x != nil {
+			err := r.recovered("the end of the run", x)
+			r.mu.Lock()
+			r.status, r.err, r.endedAt = StatusFailed, err, time.Now()
+			r.mu.Unlock()
+			_ = r.journal.Close()
+			r.lease.Release()
+			r.rt.forget(r)
+		}
+	}()
 	stopSnapshots := r.startSnapshots()
 	var result json.RawMessage
 	err := r.confirmCost()
 	if err == nil {
-		result, err = r.script.Run(r.ctx, r.main)
+		result, err = r.runScript()
+	}
+	if err == nil {
+		err = lang.CheckJSONNesting("the workflow's result", result, r.rt.maxNesting())
 	}
 	cause := context.Cause(r.ctx)
 	if callpolicy.FinishesCallsUnderWay(cause) {
@@ -365,14 +411,18 @@ func (r *Run) execute() {
 	stopSnapshots()
 
 	status, reason := StatusCompleted, ""
+	var crashed *crashCause
+	var resumeAt time.Time
 	switch {
+	case errors.As(cause, &crashed):
+		status, err = StatusFailed, crashed.err
 	case r.stopping.Load() || errors.Is(cause, ErrStopped):
 		status, err = StatusStopped, nil
 	case errors.Is(cause, ErrPaused):
 		status, err = StatusPaused, nil
 		var p *pauseCause
 		if errors.As(cause, &p) {
-			reason = p.reason
+			reason, resumeAt = p.reason, p.resumeAt
 		}
 	case errors.As(cause, new(*StrictFailure)):
 		status, err = StatusFailed, cause
@@ -382,7 +432,18 @@ func (r *Run) execute() {
 	if status != StatusCompleted {
 		result = nil
 	}
-	r.finish(status, reason, result, err)
+	r.finish(status, reason, resumeAt, result, err)
+}
+
+// runScript runs the script; a panic in it (a bug of a script host, or of
+// the JavaScript engine under it) fails this run, not the process.
+func (r *Run) runScript() (result json.RawMessage, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			result, err = nil, r.recovered("the script host", x)
+		}
+	}()
+	return r.script.Run(r.ctx, r.main)
 }
 
 // callContext is what a call the script starts runs under: the run's
@@ -402,8 +463,12 @@ func (r *Run) callContext(host context.Context) (context.Context, context.Cancel
 // errExecutionEnded cancels what the script left behind when it returned.
 var errExecutionEnded = errors.New("execution ended")
 
-// pauseCause is a pause with a reason (a rate limit, a Ctrl-C, ...).
-type pauseCause struct{ reason string }
+// pauseCause is a pause with a reason (a rate limit, a Ctrl-C, ...), and
+// for a run parked until its quota resets, when.
+type pauseCause struct {
+	reason   string
+	resumeAt time.Time
+}
 
 func (p *pauseCause) Error() string { return "run paused: " + p.reason }
 func (p *pauseCause) Unwrap() error { return ErrPaused }
@@ -417,12 +482,16 @@ func (r *Run) pauseFor(reason string) { r.cancel(&pauseCause{reason: reason}) }
 // when the lease was lost (another owner may have the run now; its journal
 // without an end is resumable), never completed with nothing on disk to
 // show for it.
-func (r *Run) finish(status Status, reason string, result json.RawMessage, err error) {
+func (r *Run) finish(status Status, reason string, resumeAt time.Time, result json.RawMessage, err error) {
 	n := &r.policy.Counts
 	end := &endInfo{
 		Status: string(status), PauseReason: reason, Result: result,
 		Replayed: int(n.Replayed.Load()), Live: int(n.Live.Load()), Failed: int(n.Failed.Load()), Retried: int(n.Retried.Load()),
 		ScriptErrors: r.scriptErrors.count(),
+	}
+	if !resumeAt.IsZero() {
+		t := resumeAt.UTC()
+		end.ResumeAt = &t
 	}
 	if err != nil {
 		end.Error = err.Error()
@@ -431,7 +500,17 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 			end.ErrorCode = ee.Code
 		}
 	}
-	if werr := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); werr != nil {
+	werr := r.appendEnd(end)
+	if werr != nil && errors.Is(werr, errEncode) {
+		// The result cannot be journaled (a host let through what JSON
+		// cannot hold): the run fails, saying why, rather than end without
+		// its end record.
+		err = fmt.Errorf("the workflow's result cannot be journaled: %w", werr)
+		status, result, reason = StatusFailed, nil, ""
+		end.Status, end.PauseReason, end.Result, end.Error, end.ErrorCode = string(status), "", nil, err.Error(), ""
+		werr = r.appendEnd(end)
+	}
+	if werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
 		// Without its end record the journal says the run was cut short:
 		// paused, as the next listing shows it, and resumable.
@@ -440,10 +519,13 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 		if errors.Is(werr, store.ErrLeaseLost) {
 			reason = "the run's lease was lost before its end was journaled"
 		}
-		end.Status, end.PauseReason, end.Result, end.Error = string(status), reason, nil, err.Error()
+		end.Status, end.PauseReason, end.Result, end.Error, end.ResumeAt = string(status), reason, nil, err.Error(), nil
 	}
 	r.mu.Lock()
 	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
+	if end.ResumeAt != nil {
+		r.resumeAt = *end.ResumeAt
+	}
 	r.endedAt = time.Now()
 	r.mu.Unlock()
 	if werr := r.saveSnapshot(true); werr != nil {
@@ -454,7 +536,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	}
 	r.lease.Release()
 	r.rt.forget(r)
-	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Error: end.Error,
+	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, ResumeAt: end.ResumeAt, Error: end.Error,
 		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed, Retried: end.Retried,
 		ScriptErrors: r.scriptErrors.list()})
 }
@@ -469,15 +551,27 @@ func (r *Run) fail(err error) {
 
 // stateLost is the pause reason of a run whose state could not be written.
 func stateLost(err error) string {
-	return "its state could not be written (" + err.Error() + "); every finished call is journaled: " +
-		"fix that (free disk space?) and resume it"
+	what, fix := "its state could not be written", "fix that (free disk space?) and resume it"
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		what, fix = "the disk is full: its state could not be written", "free disk space and resume it"
+	case errors.Is(err, syscall.EROFS):
+		what, fix = "the file system is read-only: its state could not be written", "make it writable and resume it"
+	}
+	return what + " (" + err.Error() + "); every finished call is journaled: " + fix
 }
 
-// append queues a record; it becomes durable with the next sync.
+// append queues a record; it becomes durable with the next sync. A
+// record that cannot be journaled pauses the run: what is not in the
+// journal would be done again, or lost.
 func (r *Run) append(rec *record) {
-	buf := r.encode(rec)
-	if err := r.journal.Append(*buf); err != nil {
+	buf, err := r.encode(rec)
+	if err == nil {
+		err = r.journal.Append(*buf)
+	}
+	if err != nil {
 		r.rt.log.Warn("journal a record", "run", r.id, "type", rec.Type, "err", err)
+		r.fail(fmt.Errorf("journal a %s record: %w", rec.Type, err))
 	}
 	r.rt.buffers.Put(buf)
 }
@@ -485,13 +579,30 @@ func (r *Run) append(rec *record) {
 // appendSync writes a record and waits until it is on disk, or until ctx
 // is done. Records that are waited for together share one fsync.
 func (r *Run) appendSync(ctx context.Context, rec *record) error {
-	buf := r.encode(rec)
-	err := r.journal.AppendSync(ctx, *buf)
+	buf, err := r.encode(rec)
+	if err == nil {
+		err = r.journal.AppendSync(ctx, *buf)
+	}
 	r.rt.buffers.Put(buf)
 	return err
 }
 
-func (r *Run) encode(rec *record) *[]byte {
+// appendEnd writes the end record. It goes out even when an earlier write
+// of the journal failed (a full disk): that write is undone, and the end
+// record, which says why the run paused, may still fit.
+func (r *Run) appendEnd(end *endInfo) error {
+	buf, err := r.encode(&record{Type: recEnd, End: end})
+	if err == nil {
+		err = r.journal.AppendLast(context.Background(), *buf)
+	}
+	r.rt.buffers.Put(buf)
+	return err
+}
+
+// errEncode marks a record that could not be encoded.
+var errEncode = errors.New("cannot encode the record")
+
+func (r *Run) encode(rec *record) (*[]byte, error) {
 	rec.Seq = r.seq.Add(1)
 	rec.Time = time.Now().UnixMilli()
 	rec.Epoch = r.epoch
@@ -499,15 +610,24 @@ func (r *Run) encode(rec *record) *[]byte {
 	if buf == nil {
 		buf = new([]byte)
 	}
-	*buf = appendRecord((*buf)[:0], rec)
-	return buf
+	var err error
+	if *buf, err = appendRecord((*buf)[:0], rec); err != nil {
+		return buf, fmt.Errorf("%w: %w", errEncode, err)
+	}
+	return buf, nil
 }
 
 // appendThen journals a record and calls then once it is on disk (or
-// failed to get there), from the journal's goroutine.
+// failed to get there), from the journal's goroutine. A panic in then
+// fails the run, not the journal's goroutine and with it the process.
 func (r *Run) appendThen(rec *record, then func(error)) {
-	buf := r.encode(rec)
-	r.journal.AppendThen(*buf, then)
+	guarded := func(err error) { r.guard("a journal callback of "+rec.Path, func() { then(err) }) }
+	buf, err := r.encode(rec)
+	if err != nil {
+		guarded(err)
+	} else {
+		r.journal.AppendThen(*buf, guarded)
+	}
 	r.rt.buffers.Put(buf)
 }
 
@@ -518,11 +638,12 @@ func (r *Run) startSnapshots() (stop func()) {
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
+	go r.guard("the run's snapshots", func() {
 		defer wg.Done()
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		var last store.Stats
+		var seen uint64
 		for ticks := 1; ; ticks++ {
 			select {
 			case <-quit:
@@ -536,15 +657,16 @@ func (r *Run) startSnapshots() (stop func()) {
 				r.mu.Lock()
 				now := r.statsLocked()
 				r.mu.Unlock()
-				if now != last {
+				_, version := r.activity.all()
+				if now != last || version != seen {
 					if err := r.refreshSnapshot(); err != nil {
 						r.rt.log.Warn("write snapshot", "run", r.id, "err", err)
 					}
-					last = now
+					last, seen = now, version
 				}
 			}
 		}
-	}()
+	})
 	return func() { close(quit); wg.Wait() }
 }
 
@@ -575,6 +697,9 @@ func (r *Run) snapshot(settled bool) (*store.Snapshot, error) {
 		return nil, err
 	}
 	snap := &store.Snapshot{Summary: r.summary()}
+	if calls, _ := r.activity.all(); len(calls) > 0 && !settled {
+		snap.Activity, _ = json.Marshal(calls)
+	}
 	r.mu.Lock()
 	snap.Result = r.result
 	r.mu.Unlock()

@@ -1,6 +1,10 @@
 package engine
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"sync"
+)
 
 // scheduler runs a run's live agent calls under its concurrency cap. Calls
 // queue in the order the script made them, so a wide fan-out starts its
@@ -87,7 +91,7 @@ func (s *scheduler) work() {
 		s.mu.Unlock()
 		handed := false
 		c.handOff = func() { handed, next = true, s.take() }
-		c.runLive()
+		runGuarded(c)
 		s.mu.Lock()
 		if !handed {
 			s.busy--
@@ -123,6 +127,26 @@ func (s *scheduler) pop() *agentCall {
 		c.refused = c.batch.Err()
 	}
 	return c
+}
+
+// runGuarded runs c; a panic in it (in an executor, say, on an answer it
+// did not expect) fails c's run, and the worker goes on with the next call.
+func runGuarded(c *agentCall) {
+	defer func() {
+		if x := recover(); x != nil {
+			c.settle(nil, c.run.recovered("agent call "+c.Path, x))
+		}
+	}()
+	// The answer of this worker's last call goes out to the journal as
+	// this one would start: once its write is done, the worker knows
+	// whether the journal can still be written. If not, the call would
+	// run and be paid for, and its answer lost; the run is pausing.
+	if err := c.run.journal.WaitWritten(context.WithoutCancel(c.ctx)); err != nil {
+		c.run.fail(fmt.Errorf("journal call %s: %w", c.Path, err))
+		c.settle(nil, err)
+		return
+	}
+	c.runLive()
 }
 
 // close stops the workers once their current calls return and hands back

@@ -13,8 +13,10 @@ import (
 // Host loads JavaScript workflow scripts. It implements lang.Host and is
 // safe for concurrent use.
 type Host struct {
-	prelude   *goja.Program
-	busyLimit time.Duration
+	prelude    *goja.Program
+	guards     *goja.Program
+	busyLimit  time.Duration
+	maxNesting int
 }
 
 var _ lang.Host = (*Host)(nil)
@@ -24,6 +26,9 @@ type Config struct {
 	// BusyLimit stops a script that computes that long without yielding to
 	// the engine; 0 means DefaultBusyLimit.
 	BusyLimit time.Duration
+	// MaxNesting bounds how deeply a script and the values it hands the
+	// engine may nest; 0 means lang.DefaultMaxNesting.
+	MaxNesting int
 }
 
 // New returns a JavaScript host with the default configuration.
@@ -34,7 +39,9 @@ func NewWithConfig(c Config) *Host {
 	if c.BusyLimit <= 0 {
 		c.BusyLimit = DefaultBusyLimit
 	}
-	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true), busyLimit: c.BusyLimit}
+	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true),
+		guards: goja.MustCompile("jsvm-guards.js", guardsSource, true), busyLimit: c.BusyLimit,
+		maxNesting: lang.MaxNestingOr(c.MaxNesting)}
 }
 
 // Language returns "javascript".
@@ -49,6 +56,9 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	s := newSource(src.Path, string(src.Text))
 	if err := s.checkText(); err != nil {
 		return nil, err
+	}
+	if off := sourceNesting(s.text, h.maxNesting); off >= 0 {
+		return nil, s.nestingError(off, h.maxNesting)
 	}
 	blank := findMetaExport(s.text)
 	prog, body, err := parse(s, blank)
@@ -68,6 +78,7 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	}
 	calls := agentCalls(s, prog, body, obj)
 	noteThrows(prog, obj)
+	readArgumentsFirst(prog)
 	// Sloppy mode, as in the node:vm context Claude Code runs scripts in.
 	code, err := goja.CompileAST(prog, false)
 	if err != nil {
@@ -75,12 +86,14 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	}
 	sum := sha256.Sum256(src.Text)
 	return &Script{
-		src:       s,
-		meta:      meta,
-		code:      code,
-		prelude:   h.prelude,
-		hash:      hex.EncodeToString(sum[:]),
-		busyLimit: h.busyLimit,
-		calls:     calls,
+		src:        s,
+		meta:       meta,
+		code:       code,
+		prelude:    h.prelude,
+		guards:     h.guards,
+		hash:       hex.EncodeToString(sum[:]),
+		busyLimit:  h.busyLimit,
+		maxNesting: h.maxNesting,
+		calls:      calls,
 	}, nil
 }

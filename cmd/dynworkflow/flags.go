@@ -15,6 +15,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
+	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -29,6 +30,7 @@ type optionFlags struct {
 	maxItems       int
 	agentRetries   int
 	agentTimeoutMs int64
+	idleTimeout    time.Duration
 	tokenBudget    int64
 	strict         bool
 	maxCost        float64
@@ -52,6 +54,7 @@ func (o *optionFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.maxItems, "max-items", d.MaxItems, "items per parallel() or pipeline() call")
 	fs.IntVar(&o.agentRetries, "agent-retries", d.AgentRetries, "retries of a transient agent failure")
 	fs.Int64Var(&o.agentTimeoutMs, "agent-timeout-ms", 0, "timeout of one agent attempt in milliseconds (0: none)")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", 0, "stop an agent attempt that shows no progress (no tool call, message or output) for this long, and retry it (default: the executor's configured idleTimeoutMs, else "+callpolicy.DefaultIdleTimeout.String()+"; 0 turns it off)")
 	fs.Int64Var(&o.tokenBudget, "token-budget", 0, "hard ceiling on input+output tokens (0: none)")
 	fs.BoolVar(&o.strict, "strict", false, "fail the run at the first error the script throws in a parallel() branch or pipeline() item, instead of making that branch null (exit 3 when a run completes with such errors)")
 	fs.Float64Var(&o.maxCost, "max-cost", 0, "hard ceiling on what the run may cost, in dollars: no call starts once what was spent and what the running calls are expected to cost would pass it; the run pauses (0: none, or the script's meta.maxCost)")
@@ -125,25 +128,30 @@ func (o *optionFlags) simulate() (simulate.Config, error) {
 	return simulate.Config{MinLatency: lo, MaxLatency: hi, FailureRate: o.simFailureRate, Seed: o.simSeed}, nil
 }
 
-// argsJSON reads --args: inline JSON, or @FILE. Nil means no args.
-func (o *optionFlags) argsJSON(cmd *cobra.Command) (json.RawMessage, error) {
+// argsJSON reads --args: inline JSON, or @FILE. Nil means no args. Args
+// nested deeper than maxNesting are refused here, before encoding/json's
+// own limit would call them invalid.
+func (o *optionFlags) argsJSON(cmd *cobra.Command, maxNesting int) (json.RawMessage, error) {
 	if !cmd.Flags().Changed("args") {
 		return nil, nil
 	}
-	text, source := o.args, "--args"
-	if name, ok := strings.CutPrefix(text, "@"); ok {
+	text, source := []byte(o.args), "--args"
+	if name, ok := strings.CutPrefix(o.args, "@"); ok {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			return nil, usageError(codeBadArgs, fmt.Errorf("--args: %w", err))
 		}
-		text, source = string(b), name
+		text, source = b, name
 	}
-	if !json.Valid([]byte(text)) {
+	if err := lang.CheckJSONNesting(source, text, lang.MaxNestingOr(maxNesting)); err != nil {
+		return nil, usageError(codeBadArgs, err)
+	}
+	if !json.Valid(text) {
 		var v any
-		err := json.Unmarshal([]byte(text), &v)
+		err := json.Unmarshal(text, &v)
 		return nil, usageError(codeBadArgs, fmt.Errorf("%s is not valid JSON (%v); pass a JSON value such as '{\"items\":[1,2]}', or @FILE to read one", source, err))
 	}
-	return json.RawMessage(text), nil
+	return text, nil
 }
 
 // localRuntime reads the flags a command running here needs (the simulated
@@ -154,7 +162,7 @@ func (a *app) localRuntime(cmd *cobra.Command, of *optionFlags, asker *web.Check
 	if err != nil {
 		return nil, nil, err
 	}
-	scriptArgs, err := of.argsJSON(cmd)
+	scriptArgs, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return nil, nil, err
 	}

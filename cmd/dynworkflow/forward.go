@@ -179,6 +179,13 @@ func (o *optionFlags) apiOptions(cmd *cobra.Command) *web.RunOptions {
 	if fs.Changed("agent-timeout-ms") {
 		ro.AgentTimeoutMs, set = &o.agentTimeoutMs, true
 	}
+	if fs.Changed("idle-timeout") {
+		ms := o.idleTimeout.Milliseconds()
+		if o.idleTimeout > 0 && ms == 0 {
+			ms = 1
+		}
+		ro.IdleTimeoutMs, set = &ms, true
+	}
 	if fs.Changed("token-budget") {
 		ro.TokenBudget, set = &o.tokenBudget, true
 	}
@@ -231,7 +238,7 @@ func (f *forwardFlagSet) register(cmd *cobra.Command) {
 // forwardRun starts ref in the live runtime.
 func (a *app) forwardRun(cmd *cobra.Command, of *optionFlags, cl *web.Client, d web.Descriptor, ref string, attach bool) error {
 	forwardFlags(cmd, a)
-	args, err := of.argsJSON(cmd)
+	args, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return err
 	}
@@ -251,7 +258,7 @@ func (a *app) forwardRun(cmd *cobra.Command, of *optionFlags, cl *web.Client, d 
 // forwardResume resumes run id in the live runtime.
 func (a *app) forwardResume(cmd *cobra.Command, of *optionFlags, cl *web.Client, d web.Descriptor, id, scriptPath string, attach bool) error {
 	forwardFlags(cmd, a)
-	args, err := of.argsJSON(cmd)
+	args, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return err
 	}

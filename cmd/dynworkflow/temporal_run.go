@@ -144,7 +144,7 @@ func (a *app) resumeOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendF
 		fmt.Fprintf(a.stderr, "%s is running on Temporal: attached\n", e.RunID)
 		return a.followTemporal(cmd.Context(), c, ix, e, st.Epoch)
 	}
-	scriptArgs, err := of.argsJSON(cmd)
+	scriptArgs, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return err
 	}

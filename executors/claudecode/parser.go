@@ -1,7 +1,11 @@
 package claudecode
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -33,8 +37,10 @@ type event struct {
 	Usage            *usage                     `json:"usage"`
 	ModelUsage       map[string]json.RawMessage `json:"modelUsage"`
 
-	// api_retry lines.
+	// api_retry lines; their Error is the error's kind ("unknown",
+	// "rate_limit", ...).
 	Attempt     int `json:"attempt"`
+	MaxRetries  int `json:"max_retries"`
 	ErrorStatus int `json:"error_status"`
 }
 
@@ -91,7 +97,9 @@ func (p *parser) Line(line []byte) {
 				p.model = ev.Model
 			}
 		case "api_retry":
-			p.rec.Message("system", "API retry after HTTP "+itoa(ev.ErrorStatus))
+			p.retry(&ev)
+		default:
+			p.rec.Heartbeat() // status "requesting", and the like
 		}
 	case "assistant":
 		p.assistant(&ev)
@@ -108,7 +116,23 @@ func (p *parser) Line(line []byte) {
 		if ev.Usage != nil {
 			p.rec.SetUsage(ev.Usage.normalized(ev.TotalCostUSD))
 		}
+	default:
+		p.rec.Heartbeat() // stream_event, and events to come
 	}
+}
+
+// retry records Claude Code retrying its model request. Without an HTTP
+// status it got no answer at all (a refused connection, no route): the
+// endpoint is unreachable.
+func (p *parser) retry(ev *event) {
+	what := fmt.Sprintf("API retry %d/%d", ev.Attempt, ev.MaxRetries)
+	if ev.ErrorStatus == 0 {
+		text := what + ": no answer from the model endpoint (" + ev.Error + ")"
+		p.rec.Note("system", text, executors.NewActivity(executors.ActivityUnreachable, text))
+		return
+	}
+	text := fmt.Sprintf("%s after HTTP %d (%s)", what, ev.ErrorStatus, ev.Error)
+	p.rec.Note("system", text, executors.NewActivity(executors.ActivityRetry, text))
 }
 
 func (p *parser) assistant(ev *event) {
@@ -156,11 +180,33 @@ func contentText(raw json.RawMessage) string {
 func (p *parser) Partial() executors.Result {
 	model := p.model
 	if p.result != nil {
-		for m := range p.result.ModelUsage {
-			model = m // one model answers a call; its name as the API saw it
-		}
+		model = cmp.Or(mainModel(p.result.ModelUsage), model)
 	}
 	return executors.Result{Usage: p.rec.Usage(), Provider: "anthropic", Model: model, History: p.rec.History()}
+}
+
+// mainModel names the model that did a call's main work, as the API saw
+// it: Claude Code also spends a few tokens of a small model on the side
+// (a title, a summary), and modelUsage, a JSON object, lists both in no
+// order. The one with the most output tokens wrote the answer; a tie goes
+// to the most input tokens, then to the first name in order, so that the
+// same result always reports the same model. Picking from the map gave
+// haiku for 43 of 50 identical results and sonnet for the others.
+func mainModel(usage map[string]json.RawMessage) string {
+	type counts struct {
+		InputTokens  int64 `json:"inputTokens"`
+		OutputTokens int64 `json:"outputTokens"`
+	}
+	best, bestCounts := "", counts{-1, -1}
+	for _, name := range slices.Sorted(maps.Keys(usage)) {
+		var c counts
+		_ = json.Unmarshal(usage[name], &c) // a model whose counts do not read counts for nothing
+		if c.OutputTokens > bestCounts.OutputTokens ||
+			c.OutputTokens == bestCounts.OutputTokens && c.InputTokens > bestCounts.InputTokens {
+			best, bestCounts = name, c
+		}
+	}
+	return best
 }
 
 func (p *parser) Finish(ex proc.Exit) (executors.Result, error) {
