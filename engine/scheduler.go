@@ -21,15 +21,19 @@ import (
 // instead made every submit of a burst signal the same parked worker, and a
 // fan-out of 16 ran one call at a time.
 type scheduler struct {
-	mu      sync.Mutex
-	wake    *sync.Cond
-	gone    *sync.Cond // signalled when the last worker has returned
-	queue   []*agentCall
-	limit   int
-	workers int
-	idle    int
-	busy    int // workers with a call under way
-	closed  bool
+	mu    sync.Mutex
+	wake  *sync.Cond
+	gone  *sync.Cond // signalled when the last worker has returned
+	queue []*agentCall
+	// assigned are calls a submit gave a free worker, not yet picked up:
+	// they hold their slot from the moment they were made, as on
+	// Temporal, so the end of the script never finds them queued.
+	assigned []*agentCall
+	limit    int
+	workers  int
+	idle     int
+	busy     int // workers with a call under way
+	closed   bool
 }
 
 func newScheduler(limit int) *scheduler {
@@ -48,20 +52,28 @@ func (s *scheduler) submit(c *agentCall) bool {
 	if s.closed {
 		return false
 	}
-	s.queue = append(s.queue, c)
 	switch {
 	case s.idle > 0:
 		// sync.Cond wakes waiters in the order they parked, one per
 		// Signal, so each claimed worker is a different one.
 		s.idle--
+		s.assign(c)
 		s.wake.Signal()
 	case s.workers < s.limit:
 		s.workers++
+		s.assign(c)
 		go s.work()
 	default:
 		c.waited = true
+		s.queue = append(s.queue, c)
 	}
 	return true
+}
+
+// assign gives c a slot; the caller holds s.mu.
+func (s *scheduler) assign(c *agentCall) {
+	s.assigned = append(s.assigned, c)
+	s.busy++
 }
 
 func (s *scheduler) work() {
@@ -70,6 +82,11 @@ func (s *scheduler) work() {
 	for {
 		c := next
 		next = nil
+		if c == nil && len(s.assigned) > 0 {
+			c = s.assigned[0]
+			s.assigned[0] = nil
+			s.assigned = s.assigned[1:]
+		}
 		if c == nil {
 			if len(s.queue) == 0 && !s.closed {
 				s.idle++
