@@ -8,9 +8,9 @@ import (
 
 // Every test leaves no goroutine behind: a run that settled, a stream that
 // ended or a script that returned must not keep one. The threads that fork
-// agent processes (tests of isolation run the command executor) live as
-// long as the process by design, and so does the goroutine that drops the
-// signals the process was started with ignored (proc.sinkIgnoredSignals).
+// agent processes (tests of isolation run the command executor), and the
+// one that drops the signals go test was started ignoring, live as long as
+// the process by design.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreTopFunction("github.com/dynworkflow/dynworkflow/executors/proc.spawnLoop"),

@@ -160,11 +160,15 @@ func takeUpRuntime() (*os.File, bool) {
 // sunk too, but never SIGTTIN or SIGTTOU: handled rather than ignored,
 // they would stop a read or write of the terminal from the background.
 func sinkIgnoredSignals() {
-	sink := make(chan os.Signal, 1)
+	sink, sinking := make(chan os.Signal, 1), false
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTSTP} {
 		if ignoredAtStart(sig) {
 			signal.Notify(sink, sig)
+			sinking = true
 		}
+	}
+	if !sinking {
+		return
 	}
 	go func() {
 		for range sink { //nolint:revive // dropped, as ignored
