@@ -3,6 +3,7 @@ package jsvm
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -13,7 +14,9 @@ import (
 // Host loads JavaScript workflow scripts. It implements lang.Host and is
 // safe for concurrent use.
 type Host struct {
-	prelude   *goja.Program
+	// prelude is compiled when the first script is loaded: a command that
+	// opens the runtime only to list or show runs never needs it.
+	prelude   func() *goja.Program
 	busyLimit time.Duration
 }
 
@@ -34,7 +37,12 @@ func NewWithConfig(c Config) *Host {
 	if c.BusyLimit <= 0 {
 		c.BusyLimit = DefaultBusyLimit
 	}
-	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true), busyLimit: c.BusyLimit}
+	return &Host{
+		prelude: sync.OnceValue(func() *goja.Program {
+			return goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true)
+		}),
+		busyLimit: c.BusyLimit,
+	}
 }
 
 // Language returns "javascript".
@@ -77,7 +85,7 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 		src:       s,
 		meta:      meta,
 		code:      code,
-		prelude:   h.prelude,
+		prelude:   h.prelude(),
 		hash:      hex.EncodeToString(sum[:]),
 		busyLimit: h.busyLimit,
 	}, nil
