@@ -133,10 +133,12 @@ return r.score`), "", testOptions())
 	}
 }
 
+// A schema only the running script makes (a literal one fails at load:
+// see TestLiteralOptionsAreCheckedAtLoad) is checked before the agent runs.
 func TestBadSchemaThrowsBeforeRunning(t *testing.T) {
 	h := newHarness(t, simulate.Config{})
 	o := h.run(h.write("b.workflow.js", `export const meta = { name: 'b', description: 'bad schema' }
-await agent('x', { schema: { type: 'no-such-type' } })`), "", testOptions())
+await agent('x', { schema: JSON.parse('{"type": "no-such-type"}') })`), "", testOptions())
 	mustStatus(t, o, engine.StatusFailed)
 	if !strings.Contains(o.Error, "not a valid JSON Schema") || o.Stats.Agents != 0 {
 		t.Fatalf("error %q stats %+v", o.Error, o.Stats)

@@ -26,7 +26,8 @@ func TestScriptsCatchTheNodeRuntimesErrorCodes(t *testing.T) {
 		{"token budget", `await agent('one'); await agent('two')`, func(o *engine.Options) { o.TokenBudget = 1 }, "TOKEN_BUDGET_EXHAUSTED"},
 		{"schema never satisfied", `await agent('[simulate:invalid] rate', { schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } })`,
 			nil, "SCHEMA_NONCOMPLIANCE"},
-		{"a bad schema", `await agent('x', { schema: { type: 'objct' } })`, nil, "SCRIPT_VALIDATION_ERROR"},
+		// Made at run time: a literal one fails when the script loads.
+		{"a bad schema", `await agent('x', { schema: JSON.parse('{"type": "objct"}') })`, nil, "SCRIPT_VALIDATION_ERROR"},
 		{"a required call that fails", `await agent('[simulate:fail] must answer', { required: true })`, nil, "AGENT_EXECUTION_ERROR"},
 		{"a headless checkpoint that aborts", `await checkpoint('Ship?', { default: true, headless: 'abort' })`, nil, "WORKFLOW_ABORTED"},
 		{"workflow() nested twice", `await workflow('inner.workflow.js')`, nil, "SCRIPT_VALIDATION_ERROR"},
@@ -81,14 +82,16 @@ def main(args):
 }
 
 // Keys that are not agent() options are ignored with one warning per key
-// per run, in the run's log; near misses and wrong types still throw.
+// per run, in the run's log; near misses and wrong types still throw (in
+// options made at run time: written out, they fail at load).
 func TestUnknownAgentOptionsWarnOncePerRun(t *testing.T) {
 	h := newHarness(t, simulate.Config{})
 	o := h.run(h.write("opts.workflow.js", `export const meta = { name: 'opts', description: 'passes keys through' }
 const xs = await parallel([1, 2, 3].map(i => () => agent('item ' + i, { label: 'i' + i, _tag: 'batch', _predispatch: { at: i }, tier: 'fast' })))
 let typo = 'no throw', wrong = 'no throw'
-try { await agent('x', { shema: { type: 'object' } }) } catch (e) { typo = e.message }
-try { await agent('x', { label: 7, _tag: 'y' }) } catch (e) { wrong = e.message }
+const made = (k, v) => ({ [k]: v, _tag: 'y' })
+try { await agent('x', made('shema', { type: 'object' })) } catch (e) { typo = e.message }
+try { await agent('x', made('label', 7)) } catch (e) { wrong = e.message }
 return { n: xs.filter(Boolean).length, typo, wrong, cwd, pcwd: process.cwd() }`), "", testOptions())
 	mustStatus(t, o, engine.StatusCompleted)
 	var res struct {

@@ -57,6 +57,8 @@ func describeDamage(damaged []journal.Damage, calls *callIndex, answered func(pa
 			rec.Effect = "it seems to be a call's failure; the call runs again on resume"
 		case recLog, recPhase:
 			rec.Effect = "it seems to be a log line or phase change, which is lost"
+		case recScriptError:
+			rec.Effect = "it seems to be a script error that made a branch null, which is lost from the list show prints (the end of its execution still counts it)"
 		case recEnd:
 			rec.Effect = "it seems to be how an execution ended, which is lost: the run shows as interrupted until it is resumed"
 		case recScript:
@@ -89,7 +91,7 @@ var recordMarkers = []struct{ marker, typ string }{
 func guessRecord(head []byte) (typ, path, fp string) {
 	typ = stringField(head, "type")
 	switch typ {
-	case recRun, recResume, recScript, recStarted, recFinished, recFailed, recRetry, recWorktree, recLog, recPhase, recEnd:
+	case recRun, recResume, recScript, recStarted, recFinished, recFailed, recRetry, recWorktree, recLog, recPhase, recScriptError, recEnd:
 	default:
 		typ = ""
 		for _, m := range recordMarkers {

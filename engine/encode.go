@@ -83,6 +83,7 @@ func appendRecord(b []byte, rec *record) []byte {
 	}
 	w.strOmit("level", rec.Level)
 	w.strOmit("message", rec.Message)
+	w.strOmit("pos", rec.Position)
 	w.close()
 	return w.b
 }

@@ -32,6 +32,7 @@ func TestRecordEncoding(t *testing.T) {
 		{Seq: 8, Type: recScript, Time: 11, Script: &scriptRecord{Frame: "/wf.0:c", Name: "c", Path: "c.js", Hash: "h", Text: "t"}},
 		{Seq: 9, Type: recEnd, Time: 12, End: &endInfo{Status: "completed", Result: json.RawMessage(`{"a":1}`), Replayed: 1, Live: 2}},
 		{Seq: 10, Type: recLog, Time: 13, Message: "invalid utf-8: \xff\xfe end"},
+		{Seq: 13, Type: recScriptError, Time: 16, Path: "/pipe.0/1/s0", Message: "ReferenceError: X is not defined", Position: "a.js:3:9"},
 		{Seq: 11, Type: recStarted, Time: 14, Path: "/agent.2", Kind: "agent", Fingerprint: "h", Call: &callInfo{Label: "w", Prompt: "edit"},
 			Worktree: &Worktree{Status: "active", Dir: "/s/worktrees/r/w", Branch: "dynworkflow/r/w", Base: "abc"}},
 		{Seq: 12, Type: recWorktree, Time: 15, Path: "/agent.2", Kind: "agent", Fingerprint: "h",

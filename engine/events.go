@@ -35,6 +35,8 @@ const (
 	EventLog          = "log"
 	EventLimit        = "limit"
 	EventCheckpoint   = "checkpoint.answered"
+	// EventBranchFailed is a parallel() branch or pipeline() item that
+	// threw and became null: a script error (ScriptErrorPayload).
 	EventBranchFailed = "branch.failed"
 	// EventRunSpend comes after every live call: what the run has spent,
 	// what its running calls are expected to cost, and its cap.
@@ -197,6 +199,9 @@ type StatusPayload struct {
 	Live        int    `json:"live"`
 	Failed      int    `json:"failed"`
 	Retried     int    `json:"retried,omitempty"`
+	// ScriptErrors, on the status an execution ended with, are the errors
+	// its script threw in fan-out branches that became null, by cause.
+	ScriptErrors []ScriptErrorGroup `json:"scriptErrors,omitempty"`
 }
 
 // CallPayload comes with the call.* events. call.started carries the

@@ -76,9 +76,7 @@ func (f *frame) open(sc *scope, kind, fn string, n int) ([]lang.Scope, error) {
 
 func (f *frame) Stage(item lang.Scope, k int) lang.Scope { return item.(*scope).Stage(k) }
 
-func (f *frame) BranchFailed(s lang.Scope, err error) {
-	f.run.logLine(s.(*scope), "warn", fmt.Sprintf("branch %s became null: %v", s.Path(), err))
-}
+func (f *frame) BranchFailed(s lang.Scope, err error) { f.run.scriptError(s.(*scope), err) }
 
 func (f *frame) Phase(s lang.Scope, title string) {
 	sc := s.(*scope)

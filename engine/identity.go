@@ -21,6 +21,14 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	return &Schema{c}, nil
 }
 
+// CheckSchema says what is wrong with an agent() call's schema, as the
+// call would: the check a script's literal schemas get when it loads
+// (lang.Registry.CheckSchemasWith).
+func CheckSchema(raw json.RawMessage) error {
+	_, err := CompileSchema(raw)
+	return err
+}
+
 // Canonical is the schema re-encoded with sorted keys, as fingerprints use it.
 func (s *Schema) Canonical() []byte { return s.c.canonical }
 

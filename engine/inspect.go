@@ -30,6 +30,10 @@ type Detail struct {
 	Executors []executors.Definition `json:"executors,omitempty"`
 	// Failures groups the calls whose latest state is failed, by cause.
 	Failures []FailureGroup `json:"failures,omitempty"`
+	// ScriptErrors groups the errors the script threw in the parallel()
+	// branches and pipeline() items of its latest execution, which made
+	// them null; each is also a warning in Logs.
+	ScriptErrors []ScriptErrorGroup `json:"scriptErrors,omitempty"`
 	// SimulatedAnswers is true when the run's answers are simulated
 	// although nobody asked for the simulated executor.
 	SimulatedAnswers bool `json:"simulatedAnswers,omitempty"`
@@ -120,7 +124,10 @@ type Execution struct {
 	OldHash   string    `json:"oldHash,omitempty"`
 	NewHash   string    `json:"newHash"`
 	StartedAt time.Time `json:"startedAt"`
-	End       *endInfo  `json:"end,omitempty"`
+	// EndedAt is when the execution ended: its end record, or for one
+	// whose process died, its last record. Zero while it runs.
+	EndedAt time.Time `json:"endedAt,omitzero"`
+	End     *endInfo  `json:"end,omitempty"`
 	// Trace is the execution's OpenTelemetry trace, when it was traced.
 	Trace *TraceContext `json:"trace,omitempty"`
 }
@@ -184,13 +191,16 @@ type fold struct {
 	// live, failed and retried count the calls and retries of each
 	// epoch, for an execution that has no end record.
 	live, failed, retried map[int]int
+	// scriptErrors are the script errors of each epoch.
+	scriptErrors map[int][]ScriptErrorGroup
 }
 
 // foldJournal folds a journal into a run's detail, all but its summary,
 // without changing it.
 func foldJournal(path string) (*fold, error) {
 	d := &Detail{Calls: []CallDetail{}}
-	f := &fold{detail: d, byPath: map[string]int{}, live: map[int]int{}, failed: map[int]int{}, retried: map[int]int{}}
+	f := &fold{detail: d, byPath: map[string]int{}, live: map[int]int{}, failed: map[int]int{}, retried: map[int]int{},
+		scriptErrors: map[int][]ScriptErrorGroup{}}
 	byPath := f.byPath
 	call := func(path string) *CallDetail {
 		i, ok := byPath[path]
@@ -216,6 +226,12 @@ func foldJournal(path string) (*fold, error) {
 		f.lastSeq = max(f.lastSeq, r.Seq)
 		calls.note(r.Type, r.Path, r.Fingerprint)
 		at := time.UnixMilli(r.Time).UTC()
+		if r.Type == recResume {
+			if n := len(d.Executions); n > 0 && d.Executions[n-1].EndedAt.IsZero() {
+				// Ended without a record: when it last wrote one.
+				d.Executions[n-1].EndedAt = f.last
+			}
+		}
 		f.last = at
 		switch r.Type {
 		case recRun:
@@ -311,6 +327,10 @@ func foldJournal(path string) (*fold, error) {
 			}
 		case recLog:
 			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: r.Level, Message: r.Message})
+		case recScriptError:
+			e := ScriptError{Path: r.Path, Message: r.Message, Position: r.Position}
+			f.scriptErrors[r.Epoch] = AddScriptError(f.scriptErrors[r.Epoch], e)
+			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: "warn", Message: e.Line()})
 		case recPhase:
 			f.phase = r.Message
 			d.Logs = append(d.Logs, LogLine{Seq: r.Seq, Time: at, Scope: r.Path, Level: "phase", Message: r.Message})
@@ -319,7 +339,7 @@ func foldJournal(path string) (*fold, error) {
 				return errors.New("an end record without its outcome")
 			}
 			if n := len(d.Executions); n > 0 {
-				d.Executions[n-1].End = r.End
+				d.Executions[n-1].End, d.Executions[n-1].EndedAt = r.End, at
 			}
 			d.Result = r.End.Result
 		}
@@ -341,6 +361,9 @@ func foldJournal(path string) (*fold, error) {
 		}
 	}
 	d.Failures = failed.list()
+	if n := len(d.Executions); n > 0 {
+		d.ScriptErrors = SortScriptErrors(f.scriptErrors[d.Executions[n-1].Epoch])
+	}
 	d.SimulatedAnswers = d.Options.SimulatedByDefault()
 	return f, nil
 }
@@ -389,10 +412,12 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 		if end := last.End; end != nil {
 			s.Status, s.PauseReason, s.Error, s.ErrorCode = end.Status, end.PauseReason, end.Error, end.ErrorCode
 			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed, s.Stats.Retried = end.Replayed, end.Live, end.Failed, end.Retried
+			s.Stats.ScriptErrors = end.ScriptErrors
 			t := f.last
 			s.EndedAt = &t
 		} else {
 			s.Stats.Live, s.Stats.Failed, s.Stats.Retried = f.live[last.Epoch], f.failed[last.Epoch], f.retried[last.Epoch]
+			s.Stats.ScriptErrors = CountScriptErrors(f.scriptErrors[last.Epoch])
 			if prior != nil && prior.Epoch == last.Epoch {
 				s.Stats.Replayed = prior.Stats.Replayed
 			}
@@ -424,4 +449,18 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 			"remove it with: dynworkflow delete %s", why, id))
 	}
 	return s
+}
+
+// RunExecutors are the executors a run's journal in st defines, each as
+// the latest execution that used it configured it: what a resume rebuilds
+// them from when it is not told otherwise.
+func RunExecutors(st *store.Store, id string) ([]executors.Definition, error) {
+	if err := store.ValidRunID(id); err != nil {
+		return nil, err
+	}
+	f, err := foldJournal(st.RunPaths(id).Journal)
+	if err != nil {
+		return nil, err
+	}
+	return f.detail.Executors, nil
 }

@@ -174,9 +174,14 @@ func (c *agentCall) isolationFailed(err error, started time.Time) {
 		return
 	}
 	if msg, ok := unavailable(err, r.rt.cfg.Cwd); ok {
-		r.rt.log.Error("isolation unavailable: pausing the run", "run", r.id, "call", c.Path, "err", err)
-		r.append(&record{Type: recLog, Path: c.Path, Level: "error", Message: msg})
-		r.rt.bus.Publish(r.id, EventLog, LogPayload{Scope: c.Path, Level: "error", Message: msg})
+		// The pause says it, with what to do, wherever the run's end is
+		// shown; the journal notes once where it happened. A log line and
+		// an event on top said it three times over, once as a raw Go log
+		// line, and again for each isolated call of a fan-out.
+		r.rt.log.Debug("isolation unavailable: pausing the run", "run", r.id, "call", c.Path, "err", err)
+		if r.isolationLost.CompareAndSwap(false, true) {
+			r.append(&record{Type: recLog, Path: c.Path, Level: "error", Message: msg})
+		}
 		r.pauseFor(msg)
 		c.settle(nil, newError(CodeIsolationUnavailable, ErrIsolationUnavailable, msg))
 		return

@@ -46,6 +46,10 @@ type Options struct {
 	// RetryBackoff is the first wait before a retry; it doubles per retry
 	// (see callpolicy.Backoff).
 	RetryBackoff time.Duration `json:"retryBackoff,omitempty"`
+	// Strict fails the run at the first error a parallel() branch or
+	// pipeline() item throws, instead of making that branch null (see
+	// ScriptError); a script's meta.strict does the same.
+	Strict bool `json:"strict,omitempty"`
 	// MaxCostUSD is a hard ceiling on what the run may cost, in dollars;
 	// 0 means none (or the script meta's maxCost). See callpolicy's
 	// reserve: a call starts only while what was spent, plus what the

@@ -23,7 +23,10 @@ const (
 	recWorktree = "call.worktree"
 	recLog      = "log"
 	recPhase    = "phase"
-	recEnd      = "end" // the execution ended: status, result, error
+	// recScriptError is a parallel() branch or pipeline() item that threw
+	// and became null (see ScriptError).
+	recScriptError = "script.error"
+	recEnd         = "end" // the execution ended: status, result, error
 )
 
 // record is the union of every journal record; unused fields are omitted.
@@ -51,6 +54,8 @@ type record struct {
 
 	Level   string `json:"level,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Position is where a script error was thrown: file:line:col.
+	Position string `json:"pos,omitempty"`
 
 	End *endInfo `json:"end,omitempty"`
 }
@@ -144,4 +149,7 @@ type endInfo struct {
 	Live      int             `json:"live"`
 	Failed    int             `json:"failed"`
 	Retried   int             `json:"retried,omitempty"`
+	// ScriptErrors counts the branches the execution's script errors made
+	// null.
+	ScriptErrors int `json:"scriptErrors,omitempty"`
 }

@@ -82,7 +82,12 @@ type Run struct {
 	idle     chan struct{}
 	capOnce  sync.Once
 	failures failureSet
-	kept     atomic.Int64 // worktrees this execution kept
+	// scriptErrors are the branches this execution's script errors made
+	// null.
+	scriptErrors scriptErrorSet
+	kept         atomic.Int64 // worktrees this execution kept
+	// isolationLost is set once a call found that no worktree can be made.
+	isolationLost atomic.Bool
 
 	mu          sync.Mutex
 	usage       executors.Usage // what every execution of this run cost
@@ -173,14 +178,21 @@ type Outcome struct {
 	PauseReason string          `json:"pauseReason,omitempty"`
 	Result      json.RawMessage `json:"result"`
 	Error       string          `json:"error"`
-	Stats       store.Stats     `json:"stats"`
-	Epoch       int             `json:"epoch"`
-	DurationMs  int64           `json:"durationMs"`
+	// ErrorCode is the stable code of Error, when it has one
+	// (AGENT_LIMIT_EXCEEDED, SCRIPT_ERROR, ...).
+	ErrorCode  string      `json:"errorCode,omitempty"`
+	Stats      store.Stats `json:"stats"`
+	Epoch      int         `json:"epoch"`
+	DurationMs int64       `json:"durationMs"`
 	// Warnings are what the user must hear about the execution, such as
 	// damaged journal lines whose calls ran again.
 	Warnings []string `json:"warnings,omitempty"`
 	// Failures groups the calls of this execution that failed, by cause.
 	Failures []FailureGroup `json:"failures,omitempty"`
+	// ScriptErrors groups the errors the script threw in parallel()
+	// branches and pipeline() items of this execution, which made them
+	// null; Stats.ScriptErrors counts them.
+	ScriptErrors []ScriptErrorGroup `json:"scriptErrors,omitempty"`
 	// Executor is the run's executor and ExecutorSource who chose it;
 	// SimulatedAnswers is true when the answers are simulated although
 	// nobody asked for the simulated executor.
@@ -209,7 +221,8 @@ func (r *Run) Outcome() Outcome {
 	defer r.mu.Unlock()
 	o := Outcome{
 		RunID: r.id, Name: r.header.Name, Status: r.status, PauseReason: r.pauseReason,
-		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), Warnings: slices.Clone(r.warnings),
+		Result: r.result, Stats: r.statsLocked(), Epoch: r.epoch, Failures: r.failures.list(), ScriptErrors: r.scriptErrors.list(),
+		Warnings: slices.Clone(r.warnings),
 		Executor: r.opts.Executor, ExecutorSource: r.opts.ExecutorSource, SimulatedAnswers: r.opts.SimulatedByDefault(),
 		MaxCostUSD: r.opts.MaxCostUSD,
 	}
@@ -218,6 +231,10 @@ func (r *Run) Outcome() Outcome {
 	}
 	if r.err != nil {
 		o.Error = r.err.Error()
+		var ee *Error
+		if errors.As(r.err, &ee) {
+			o.ErrorCode = ee.Code
+		}
 	}
 	end := r.endedAt
 	if end.IsZero() {
@@ -269,6 +286,7 @@ func (r *Run) statsLocked() store.Stats {
 		Live:              live,
 		Failed:            failed,
 		Retried:           int(n.Retried.Load()),
+		ScriptErrors:      r.scriptErrors.count(),
 		Running:           running,
 		Queued:            queued,
 		InputTokens:       r.usage.InputTokens,
@@ -340,6 +358,8 @@ func (r *Run) execute() {
 		if errors.As(cause, &p) {
 			reason = p.reason
 		}
+	case errors.As(cause, new(*StrictFailure)):
+		status, err = StatusFailed, cause
 	case err != nil:
 		status = StatusFailed
 	}
@@ -386,6 +406,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	end := &endInfo{
 		Status: string(status), PauseReason: reason, Result: result,
 		Replayed: int(n.Replayed.Load()), Live: int(n.Live.Load()), Failed: int(n.Failed.Load()), Retried: int(n.Retried.Load()),
+		ScriptErrors: r.scriptErrors.count(),
 	}
 	if err != nil {
 		end.Error = err.Error()
@@ -418,7 +439,8 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	r.lease.Release()
 	r.rt.forget(r)
 	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Error: end.Error,
-		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed, Retried: end.Retried})
+		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed, Retried: end.Retried,
+		ScriptErrors: r.scriptErrors.list()})
 }
 
 // fail ends the run because its state can no longer be written.

@@ -99,6 +99,8 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.EventRing == 0 {
 		cfg.EventRing = 4096
 	}
+	// A schema the script writes out fails when it loads, not at its call.
+	cfg.Hosts.CheckSchemasWith(CheckSchema)
 	if cfg.Prices == nil {
 		cfg.Prices = cost.Builtin()
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ func ResolveWorkflow(hosts *lang.Registry, cwd string, savedDirs []string, ref, 
 				return hosts.LoadFile(p)
 			}
 		}
-		return nil, fmt.Errorf("no workflow file %s (looked in %s)", ref, strings.Join(uniq(candidates), ", "))
+		return nil, notExist(fmt.Sprintf("no workflow file %s (looked in %s)", ref, strings.Join(uniq(candidates), ", ")))
 	}
 	dirs := append([]string{
 		filepath.Join(cwd, ".claude", "workflows"),
@@ -99,8 +100,17 @@ func ResolveWorkflow(hosts *lang.Registry, cwd string, savedDirs []string, ref, 
 			return hosts.LoadFile(p)
 		}
 	}
-	return nil, fmt.Errorf("no saved workflow named %q (looked in %s for %s)", ref, strings.Join(dirs, ", "), strings.Join(hosts.Extensions(), ", "))
+	return nil, notExist(fmt.Sprintf("no saved workflow named %q (looked in %s for %s)", ref, strings.Join(dirs, ", "), strings.Join(hosts.Extensions(), ", ")))
 }
+
+// notExist is a workflow that is not there: errors.Is(err, fs.ErrNotExist)
+// holds, so that it is reported as not found wherever it is.
+func notExist(msg string) error { return &missingError{msg} }
+
+type missingError struct{ msg string }
+
+func (e *missingError) Error() string { return e.msg }
+func (e *missingError) Unwrap() error { return fs.ErrNotExist }
 
 // savedWorkflow is the path of the user's saved workflow called name, or "".
 func savedWorkflow(hosts *lang.Registry, savedDirs []string, name string) string {

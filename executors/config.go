@@ -47,6 +47,10 @@ type Definition struct {
 	Effort      string      `json:"effort,omitempty"`
 	Permissions Permissions `json:"permissions,omitempty"`
 	TimeoutMs   int64       `json:"timeoutMs,omitempty"`
+	// Settings are an executor's own settings as flags gave them (the
+	// simulated executor's latency, failure rate and seed), so that a
+	// resume keeps them when the flags are not given again.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // Describer is an executor that can say how it is configured.

@@ -74,6 +74,7 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	if err := checkForbidden(s, prog, obj); err != nil {
 		return nil, err
 	}
+	calls := agentCalls(s, prog, body, obj)
 	noteThrows(prog, obj)
 	// Sloppy mode, as in the node:vm context Claude Code runs scripts in.
 	code, err := goja.CompileAST(prog, false)
@@ -88,5 +89,6 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 		prelude:   h.prelude(),
 		hash:      hex.EncodeToString(sum[:]),
 		busyLimit: h.busyLimit,
+		calls:     calls,
 	}, nil
 }

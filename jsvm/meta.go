@@ -121,6 +121,7 @@ func readMeta(src *source, obj *ast.ObjectLiteral) (lang.Meta, error) {
 		Phases: "write phases: [{ title: 'Review' }, ...]",
 		Phase:  "write { title: 'Review' } or just 'Review'",
 		Field:  "add %s: '...'",
+		True:   "true", False: "false",
 	})
 }
 

@@ -20,9 +20,18 @@ type Script struct {
 	hash    string
 	// busyLimit is how long the script may compute without yielding.
 	busyLimit time.Duration
+	// calls are the agent() calls whose options the script writes out.
+	calls []lang.StaticCall
 }
 
-var _ lang.Script = (*Script)(nil)
+var (
+	_ lang.Script      = (*Script)(nil)
+	_ lang.StaticCalls = (*Script)(nil)
+)
+
+// AgentCalls returns the agent() calls whose options the script writes
+// out, for the registry to check before the script runs.
+func (s *Script) AgentCalls() []lang.StaticCall { return s.calls }
 
 // Path returns the script's file name.
 func (s *Script) Path() string { return s.src.path }

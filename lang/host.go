@@ -26,6 +26,10 @@ type Meta struct {
 	// Model is the model of the script's agent calls that name none and
 	// whose phase names none (see ModelFor).
 	Model string `json:"model,omitempty"`
+	// Strict makes the first error a parallel() branch or pipeline() item
+	// throws fail the run, instead of making that branch null as the Node
+	// runtime does: meta.strict, as the run option --strict.
+	Strict bool `json:"strict,omitempty"`
 	// MaxCost is the script's own dollar cap (meta.maxCost), which a run
 	// that gives none (--max-cost) takes; 0 for none.
 	MaxCost float64 `json:"maxCost,omitempty"`

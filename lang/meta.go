@@ -107,6 +107,8 @@ type Notation struct {
 	Phases string // hint for phases that are not a list
 	Phase  string // hint for a phase that is neither an object nor a string
 	Field  string // hint for a missing required field; %s is the key
+	// True and False are how the language writes the booleans.
+	True, False string
 }
 
 // DecodeMeta checks the evaluated meta m against Meta. Unknown keys are
@@ -125,6 +127,11 @@ func DecodeMeta(m Literal, n Notation) (Meta, error) {
 	}
 	if meta.Model, err = n.text(m, "model", "meta.model", false); err != nil {
 		return meta, err
+	}
+	if v, ok := m.get("strict"); ok {
+		if meta.Strict, ok = v.Value.(bool); !ok {
+			return meta, v.Pos.Errorf("", "meta.strict must be %s or %s", n.True, n.False)
+		}
 	}
 	if v, ok := m.get("maxCost"); ok {
 		usd, isNum := v.Value.(float64)

@@ -5,11 +5,35 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 )
 
-// Registry picks a Host by file extension.
+// Registry picks a Host by file extension, and checks what a host can
+// find of a script's agent() calls before it runs (CheckStaticCalls).
 type Registry struct {
 	hosts []Host
+
+	mu     sync.Mutex
+	schema SchemaCheck
+}
+
+// CheckSchemasWith makes Load check the schemas a script writes out in
+// its agent() calls with check, unless a check was given already: the
+// engine gives its own, so that a schema is judged at load time as it
+// would be at the call. Without one, only option names and types are
+// checked at load time.
+func (r *Registry) CheckSchemasWith(check SchemaCheck) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.schema == nil {
+		r.schema = check
+	}
+}
+
+func (r *Registry) schemaCheck() SchemaCheck {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.schema
 }
 
 // NewRegistry returns a registry holding hosts.
@@ -49,7 +73,8 @@ func (r *Registry) Extensions() []string {
 	return exts
 }
 
-// Load parses src with the host its path calls for.
+// Load parses src with the host its path calls for, and checks the
+// options its agent() calls write out (CheckStaticCalls).
 func (r *Registry) Load(src Source) (Script, error) {
 	h, ok := r.HostFor(src.Path)
 	if !ok {
@@ -57,7 +82,16 @@ func (r *Registry) Load(src Source) (Script, error) {
 			Message: "no script host for this file",
 			Hint:    "name workflow files " + strings.Join(r.Extensions(), " or ")}
 	}
-	return h.Load(src)
+	s, err := h.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	if sc, ok := s.(StaticCalls); ok {
+		if err := CheckStaticCalls(sc.AgentCalls(), r.schemaCheck()); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // LoadFile reads and loads the script at path.

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"strings"
 
@@ -91,7 +92,8 @@ func classify(err error) *apiError {
 	switch {
 	case errors.Is(err, store.ErrBadRunID):
 		status, code = http.StatusBadRequest, codeBadID
-	case errors.Is(err, engine.ErrNotFound), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, engine.ErrNotFound), errors.Is(err, store.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		// A run, or a script file or saved workflow, that is not there.
 		status, code = http.StatusNotFound, codeNotFound
 	case errors.Is(err, engine.ErrNotResumable), errors.Is(err, engine.ErrNotRunning), errors.Is(err, engine.ErrRunning),
 		errors.Is(err, engine.ErrCallNotRunning),

@@ -67,6 +67,9 @@ type RunOptions struct {
 	AgentRetries   *int    `json:"agentRetries,omitempty"`
 	AgentTimeoutMs *int64  `json:"agentTimeoutMs,omitempty"`
 	TokenBudget    *int64  `json:"tokenBudget,omitempty"`
+	// Strict fails the run at the first error the script throws in a
+	// parallel() branch or pipeline() item, instead of making it null.
+	Strict *bool `json:"strict,omitempty"`
 	// MaxCost is the dollar cap (null or 0: none); ConfirmAbove makes a
 	// run whose forecast passes it ask before its first agent (a
 	// checkpoint at /confirm-cost).
@@ -81,7 +84,7 @@ type RunOptions struct {
 
 // runOptionNames are the keys of an options object: ours, then the Node
 // runtime's where they differ.
-var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget", "model", "permissions",
+var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget", "model", "permissions", "strict",
 	"maxCost", "confirmAbove", "routes", "defaultExecutor", "autoResume"}
 
 // UnmarshalJSON reads an options object. The Node runtime's names are
@@ -133,7 +136,7 @@ func (o *RunOptions) UnmarshalJSON(b []byte) error {
 	var autoResume *bool
 	err := errors.Join(decode("executor", &o.Executor), decode("model", &o.Model), decode("permissions", &o.Permissions), decode("concurrency", &o.Concurrency), decode("maxAgents", &o.MaxAgents),
 		decode("maxItems", &o.MaxItems), decode("agentRetries", &o.AgentRetries), none("agentTimeoutMs", &o.AgentTimeoutMs),
-		none("tokenBudget", &o.TokenBudget), decode("autoResume", &autoResume), noneUSD("maxCost", &o.MaxCost),
+		none("tokenBudget", &o.TokenBudget), decode("strict", &o.Strict), decode("autoResume", &autoResume), noneUSD("maxCost", &o.MaxCost),
 		noneUSD("confirmAbove", &o.ConfirmAbove), decode("routes", &o.Routes))
 	if err != nil {
 		return err
@@ -193,6 +196,9 @@ func (o *RunOptions) Apply(opts *engine.Options) {
 	}
 	if o.TokenBudget != nil {
 		opts.TokenBudget = *o.TokenBudget
+	}
+	if o.Strict != nil {
+		opts.Strict = *o.Strict
 	}
 	if o.MaxCost != nil {
 		opts.MaxCostUSD = *o.MaxCost

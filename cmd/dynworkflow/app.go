@@ -105,7 +105,9 @@ func (a *app) openStore() (*store.Store, error) {
 
 // hosts is every script language this build knows.
 func (a *app) hosts() *lang.Registry {
-	return lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit}), star.New())
+	r := lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit}), star.New())
+	r.CheckSchemasWith(engine.CheckSchema)
+	return r
 }
 
 // localEventRing is the event ring of a runtime that serves no clients:

@@ -87,7 +87,7 @@ wait:
 	}
 	out := outcomeOf(d)
 	a.printOutcome(out)
-	return exitFor(out.Status)
+	return exitFor(out.Status, out.Stats.ScriptErrors)
 }
 
 // errRunEnded ends the stream once the followed execution ended.
@@ -246,7 +246,7 @@ func outcomeOf(d *engine.Detail) engine.Outcome {
 	s := d.Summary
 	o := engine.Outcome{
 		RunID: s.RunID, Name: s.Name, Status: engine.Status(s.Status), PauseReason: s.PauseReason,
-		Result: d.Result, Error: s.Error, Stats: s.Stats, Epoch: s.Epoch, Failures: d.Failures,
+		Result: d.Result, Error: s.Error, ErrorCode: s.ErrorCode, Stats: s.Stats, Epoch: s.Epoch, Failures: d.Failures, ScriptErrors: d.ScriptErrors,
 		Executor: d.Options.Executor, ExecutorSource: d.Options.ExecutorSource, SimulatedAnswers: d.SimulatedAnswers,
 		MaxCostUSD: s.MaxCostUSD,
 	}

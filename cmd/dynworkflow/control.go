@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -87,15 +91,27 @@ class "stopped", so a resume runs it again. This needs the run's live runtime
 }
 
 func (a *app) deleteCommand() *cobra.Command {
-	return &cobra.Command{
+	var yes bool
+	cmd := &cobra.Command{
 		Use:     "delete ID",
 		Aliases: []string{"rm"},
 		Short:   "Delete a run's journal and snapshot",
-		Args:    exactArgs(1, "delete needs a run id (see: dynworkflow list)"),
+		Long: `Delete a run's journal and snapshot, for good.
+
+A run named by its full id is deleted at once. One named by "last" or by
+a prefix of its id is deleted only once you confirm which run that is, on
+the terminal; --yes deletes it without asking, and without a terminal
+--yes is needed.`,
+		Args: exactArgs(1, "delete needs a run id (see: dynworkflow list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, e, onTemporal, err := a.resolveRun(cmd, &backendFlags{}, args[0])
 			if err != nil {
 				return err
+			}
+			if id != args[0] && !yes {
+				if err := a.confirmDelete(args[0], id); err != nil {
+					return err
+				}
 			}
 			if onTemporal {
 				return a.deleteTemporal(cmd.Context(), e)
@@ -114,6 +130,33 @@ func (a *app) deleteCommand() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete a run named by last or a prefix without asking which it is")
+	return cmd
+}
+
+// confirmDelete asks the user, on the terminal, whether the run typed
+// (last, or a prefix) resolved to is the one to delete; without a
+// terminal to ask on, it refuses and names the flag that skips the
+// question.
+func (a *app) confirmDelete(typed, id string) error {
+	what := id
+	if st, err := a.openStore(); err == nil {
+		if snap, err := st.ReadSnapshot(id); err == nil {
+			s := snap.Summary
+			what = fmt.Sprintf("%s (%s, %s, started %s)", id, escapeControls(s.Name, true), s.Status, s.StartedAt.Local().Format(time.DateTime))
+		}
+	}
+	in, _ := a.stdin.(*os.File)
+	if in == nil || !isTerminal(in) || !isTerminal(a.stderr) {
+		return usageErrorf("delete %s: %q is %s; there is no terminal to ask whether to delete it: pass --yes, or its full id", typed, typed, what)
+	}
+	fmt.Fprintf(a.stderr, "delete %s?\nIts journal and snapshot are removed for good. [y/N] ", what)
+	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return &exitError{code: exitFailed, err: fmt.Errorf("%s was not deleted", id)}
 }
 
 func (a *app) done(action, id string) {

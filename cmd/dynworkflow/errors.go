@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,6 +34,13 @@ const (
 	codeNotFound  = "not_found"
 	codeBadAnswer = "bad_answer"
 )
+
+// notFound is an error of something the user named that is not there:
+// it is fs.ErrNotExist to errors.Is, and so code not_found.
+type notFound string
+
+func (e notFound) Error() string      { return string(e) }
+func (notFound) Is(target error) bool { return target == fs.ErrNotExist }
 
 // exitError carries an exit code, and what to tell the user, through
 // cobra.

@@ -30,6 +30,7 @@ type optionFlags struct {
 	agentRetries   int
 	agentTimeoutMs int64
 	tokenBudget    int64
+	strict         bool
 	maxCost        float64
 	confirmAbove   float64
 	yes            bool
@@ -52,6 +53,7 @@ func (o *optionFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.agentRetries, "agent-retries", d.AgentRetries, "retries of a transient agent failure")
 	fs.Int64Var(&o.agentTimeoutMs, "agent-timeout-ms", 0, "timeout of one agent attempt in milliseconds (0: none)")
 	fs.Int64Var(&o.tokenBudget, "token-budget", 0, "hard ceiling on input+output tokens (0: none)")
+	fs.BoolVar(&o.strict, "strict", false, "fail the run at the first error the script throws in a parallel() branch or pipeline() item, instead of making that branch null (exit 3 when a run completes with such errors)")
 	fs.Float64Var(&o.maxCost, "max-cost", 0, "hard ceiling on what the run may cost, in dollars: no call starts once what was spent and what the running calls are expected to cost would pass it; the run pauses (0: none, or the script's meta.maxCost)")
 	fs.Float64Var(&o.confirmAbove, "confirm-above", 0, "ask before the first agent when the run's forecast passes this many dollars (in the terminal, the API or the dashboard; without anyone to ask, refuse unless --yes)")
 	fs.BoolVar(&o.yes, "yes", false, "start without asking, whatever --confirm-above says")

@@ -72,12 +72,17 @@ wait:
 	}
 	a.printOutcome(out)
 	a.noteKeptWorktrees(r)
-	return exitFor(out.Status)
+	return exitFor(out.Status, out.Stats.ScriptErrors)
 }
 
-func exitFor(s engine.Status) error {
+// exitFor is the exit code of a run that ended in status s after its
+// script threw scriptErrors times in fan-out branches that became null.
+func exitFor(s engine.Status, scriptErrors int) error {
 	switch s {
 	case engine.StatusCompleted:
+		if scriptErrors > 0 {
+			return &exitError{code: exitScriptErrors}
+		}
 		return nil
 	case engine.StatusPaused:
 		return &exitError{code: exitPaused}
@@ -97,8 +102,13 @@ func (a *app) printOutcome(o engine.Outcome) {
 		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
 	st := o.Stats
+	status := string(o.Status)
+	if st.ScriptErrors > 0 && o.Status == engine.StatusCompleted {
+		// Not a success: the first thing the line says.
+		status = "completed with " + plural(st.ScriptErrors, "script error")
+	}
 	parts := []string{
-		fmt.Sprintf("%s %s in %s", o.RunID, o.Status, humanMs(o.DurationMs)),
+		fmt.Sprintf("%s %s in %s", o.RunID, status, humanMs(o.DurationMs)),
 		fmt.Sprintf("%s (%d replayed, %d live, %d failed)", plural(st.Agents, "agent"), st.Replayed, st.Live, st.Failed),
 	}
 	if st.Retried > 0 {
@@ -111,8 +121,14 @@ func (a *app) printOutcome(o engine.Outcome) {
 	if o.SimulatedAnswers {
 		parts = append(parts, "simulated answers")
 	}
+	if st.ScriptErrors > 0 && o.Status != engine.StatusCompleted {
+		parts = append(parts, plural(st.ScriptErrors, "script error"))
+	}
 	fmt.Fprintln(a.stderr, joinToWidth(parts, terminalWidth(a.stderr)))
 	printFailures(a.stderr, o.Failures)
+	if o.ErrorCode != engine.CodeScriptError { // the failure below says it
+		printScriptErrors(a.stderr, o.RunID, o.ScriptErrors, o.Status == engine.StatusCompleted)
+	}
 	switch o.Status {
 	case engine.StatusCompleted:
 		printResult(a.stdout, o.Result, isTerminal(a.stdout))
@@ -123,7 +139,11 @@ func (a *app) printOutcome(o engine.Outcome) {
 		}
 		fmt.Fprintf(a.stderr, "paused%s; resume with: dynworkflow resume %s\n", reason, o.RunID)
 	case engine.StatusFailed:
-		fmt.Fprintf(a.stderr, "failed: %s\nfinished calls are journaled; after a fix, resume with: dynworkflow resume %s --script FILE\n", escapeControls(o.Error, false), o.RunID)
+		code := ""
+		if o.ErrorCode != "" && !strings.Contains(o.Error, o.ErrorCode) {
+			code = " (" + o.ErrorCode + ")"
+		}
+		fmt.Fprintf(a.stderr, "failed%s: %s\nfinished calls are journaled; after a fix, resume with: dynworkflow resume %s --script FILE\n", code, escapeControls(o.Error, false), o.RunID)
 	case engine.StatusStopped:
 		fmt.Fprintln(a.stderr, "stopped")
 	}
@@ -142,6 +162,31 @@ func printFailures(w io.Writer, groups []engine.FailureGroup) {
 	fmt.Fprintf(w, "%s failed, by cause (see: dynworkflow show RUN):\n", plural(total, "call"))
 	for _, g := range groups {
 		fmt.Fprintf(w, "  %4d× %-9s first %s: %s\n", g.Count, g.Class, g.FirstPath, escapeControls(clipText(g.Message, 1, 160), true))
+	}
+}
+
+// printScriptErrors prints the errors the script threw in branches that
+// became null, by cause, with where each was thrown, and the command that
+// shows them all when runID is set. A run that completed with them is not
+// a success, and the lines say so.
+func printScriptErrors(w io.Writer, runID string, groups []engine.ScriptErrorGroup, completed bool) {
+	if len(groups) == 0 {
+		return
+	}
+	what := "branches of parallel()/pipeline() threw and became null"
+	if completed {
+		what += ", so the result lacks their work; --strict fails a run at the first"
+	}
+	if runID != "" {
+		what += " (see: dynworkflow show " + runID + ")"
+	}
+	fmt.Fprintf(w, "%s: %s:\n", plural(engine.CountScriptErrors(groups), "script error"), what)
+	for _, g := range groups {
+		where := g.Position
+		if where == "" {
+			where = "at an unknown place"
+		}
+		fmt.Fprintf(w, "  %4d× %s: %s (first %s)\n", g.Count, escapeControls(where, true), escapeControls(clipText(g.Message, 1, 160), true), g.FirstPath)
 	}
 }
 

@@ -182,6 +182,9 @@ func (o *optionFlags) apiOptions(cmd *cobra.Command) *web.RunOptions {
 	if fs.Changed("token-budget") {
 		ro.TokenBudget, set = &o.tokenBudget, true
 	}
+	if fs.Changed("strict") {
+		ro.Strict, set = &o.strict, true
+	}
 	if fs.Changed("max-cost") {
 		ro.MaxCost, set = &o.maxCost, true
 	}

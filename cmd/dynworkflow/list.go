@@ -5,17 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"text/tabwriter"
+	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 )
 
-// listReasonWidth is how many columns of a pause reason list prints.
-const listReasonWidth = 60
+// listNoteWidth is how many columns of a run's note (its pause reason,
+// its error) list prints when it does not write to a terminal; on one,
+// the note gets what is left of its width.
+const listNoteWidth = 60
+
+// listNoteMinWidth is the narrowest note column list makes; on a terminal
+// that leaves less, notes go on lines of their own.
+const listNoteMinWidth = 30
 
 func (a *app) listCommand() *cobra.Command {
 	return &cobra.Command{
@@ -72,24 +81,98 @@ func (a *app) listCommand() *cobra.Command {
 			}
 			out := bufio.NewWriter(a.stdout)
 			defer out.Flush()
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN ID\tSTATUS\tNAME\tAGENTS\tTOKENS\tCOST\tSTARTED")
-			for _, s := range sums {
-				status := s.Status
-				if s.PauseReason != "" && s.PauseReason != s.Status {
-					// Cut, so that one long reason does not widen every
-					// row of the table: show prints it whole.
-					status += " (" + cutWidth(escapeControls(s.PauseReason, true), listReasonWidth) + ")"
-				}
-				if s.Foreign != "" {
-					status += " [" + s.Foreign + " runtime]"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.RunID, status, escapeControls(s.Name, true), s.Stats.Agents,
-					humanCount(s.Stats.InputTokens+s.Stats.OutputTokens), listCost(s.Stats.CostUSD, s.MaxCostUSD), s.StartedAt.Local().Format(time.DateTime))
-			}
-			return tw.Flush()
+			printRunTable(out, sums, terminalWidth(a.stdout))
+			return nil
 		},
 	}
+}
+
+// printRunTable prints the runs one a line, in columns, each line ending
+// with its note: why it paused or failed, the script errors and failed
+// calls of a run that completed. The note comes last and is cut to what
+// is left of the terminal's width, so that one long pause reason neither
+// widens every row nor wraps them; show prints it whole.
+func printRunTable(w io.Writer, sums []store.Summary, width int) {
+	header := []string{"RUN ID", "STATUS", "NAME", "AGENTS", "TOKENS", "COST", "STARTED"}
+	rows := make([][]string, len(sums))
+	for i, s := range sums {
+		status := s.Status
+		if s.Foreign != "" {
+			status += " [" + s.Foreign + " runtime]"
+		}
+		rows[i] = []string{s.RunID, status, escapeControls(s.Name, true), strconv.Itoa(s.Stats.Agents),
+			humanCount(s.Stats.InputTokens + s.Stats.OutputTokens), listCost(s.Stats.CostUSD, s.MaxCostUSD), s.StartedAt.Local().Format(time.DateTime)}
+	}
+	cols := make([]int, len(header))
+	for _, r := range append([][]string{header}, rows...) {
+		for c, cell := range r {
+			cols[c] = max(cols[c], textWidth(cell))
+		}
+	}
+	used := 0
+	for _, n := range cols {
+		used += n + 2
+	}
+	line := func(cells []string, note string) {
+		var b strings.Builder
+		for c, cell := range cells {
+			b.WriteString(cell)
+			if c < len(cells)-1 || note != "" {
+				b.WriteString(strings.Repeat(" ", cols[c]-textWidth(cell)+2))
+			}
+		}
+		b.WriteString(note)
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	room := listNoteWidth
+	if width > 0 {
+		// One column spare: a line exactly as wide as the terminal wraps
+		// on some of them.
+		room = width - used - 1
+	}
+	if room >= listNoteMinWidth {
+		line(header, cutWidth("NOTE", room))
+		for i, s := range sums {
+			line(rows[i], cutWidth(escapeControls(runNote(s), true), room))
+		}
+		return
+	}
+	// Too narrow a terminal for a note column: a run's note goes on a
+	// line of its own under it, indented, cut to the terminal's width.
+	line(header, "")
+	for i, s := range sums {
+		line(rows[i], "")
+		if note := runNote(s); note != "" {
+			fmt.Fprintln(w, "  "+cutWidth(escapeControls(note, true), width-3))
+		}
+	}
+}
+
+// runNote is what list says of a run besides its status: why it paused or
+// failed, and what its latest execution did not do.
+func runNote(s store.Summary) string {
+	var parts []string
+	switch {
+	case s.PauseReason != "" && s.PauseReason != s.Status:
+		parts = append(parts, s.PauseReason)
+	case s.Status == string(engine.StatusFailed) || s.Status == string(engine.StatusDamaged):
+		if s.Error != "" {
+			parts = append(parts, firstLine(s.Error))
+		}
+	}
+	if n := s.Stats.ScriptErrors; n > 0 {
+		parts = append(parts, plural(n, "script error")+" (branches became null)")
+	}
+	if n := s.Stats.Failed; n > 0 {
+		parts = append(parts, plural(n, "failed call"))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // listCost is a run's spend for list: "$1.20", "$1.20/$5.00" under a cap,

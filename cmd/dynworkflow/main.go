@@ -2,7 +2,8 @@
 // coding agents, with a durable journal so that no finished agent call is
 // ever paid for twice.
 //
-// Exit codes: 0 completed, 1 failed or stopped, 2 paused, 64 usage error.
+// Exit codes: 0 completed, 1 failed or stopped, 2 paused, 3 completed with
+// script errors swallowed, 64 usage error (README: "Exit codes").
 package main
 
 import (
@@ -27,7 +28,10 @@ const (
 	exitOK     = 0
 	exitFailed = 1
 	exitPaused = 2
-	exitUsage  = 64
+	// exitScriptErrors is a run that completed although its script threw
+	// in parallel() branches or pipeline() items, which became null.
+	exitScriptErrors = 3
+	exitUsage        = 64
 )
 
 // The main goroutine runs on the main thread, which a runtime keeps to

@@ -156,10 +156,11 @@ func TestProgressNotOnATerminal(t *testing.T) {
 	}
 
 	// Each of the 150 branches that throw becomes null with a warning: one
-	// line and a count, not 150 lines.
+	// line and a count, not 150 lines. The run completes with script
+	// errors: exit 3.
 	e.write("lens.workflow.js", lensScript)
 	r = e.dw("run", "lens.workflow.js")
-	expectCode(t, r, 0)
+	expectCode(t, r, 3)
 	lines = strings.Split(r.stderr, "\n")
 	nulls := regexp.MustCompile(`^warn: branch /par\.\d+/\d+ became null: .*FINDINGS is not defined`)
 	if n := countMatching(lines, nulls); n != 1 {

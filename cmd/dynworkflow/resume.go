@@ -4,11 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/executors/simulate"
 )
 
 func (a *app) resumeCommand() *cobra.Command {
@@ -23,7 +25,9 @@ func (a *app) resumeCommand() *cobra.Command {
 only unfinished ones run. With --script (an edited script) or new --args, the
 prefix rule applies per scope: after the first changed or new call in a scope,
 later calls there run live, while sibling branches keep their results.
-Option flags given here (--token-budget, --max-agents, ...) replace the run's.
+Option flags given here (--token-budget, --max-agents, ...) replace the run's;
+those not given keep what the run had, the simulated executor's
+--simulate-latency, --simulate-failure-rate and --simulate-seed included.
 
 When the project has a live runtime (dynworkflow serve), the resume goes to
 it and returns at once; --attach follows the run to its end.
@@ -50,6 +54,7 @@ that started it was killed, say).`,
 					return a.forwardResume(cmd, &of, cl, d, id, scriptPath, fw.attach)
 				}
 			}
+			a.keepSimulateSettings(cmd, &of, id)
 			questions := a.terminalQuestions()
 			rt, scriptArgs, err := a.localRuntime(cmd, &of, questions)
 			if err != nil {
@@ -107,4 +112,39 @@ func scriptText(path string) string {
 	}
 	b, _ := os.ReadFile(path) // read already by LoadFile
 	return string(b)
+}
+
+// keepSimulateSettings gives the simulated executor of a resumed run the
+// settings its journal recorded, for each --simulate-* flag not given
+// again: a run started with --simulate-latency 2s must not resume with
+// none. A journal that cannot be read leaves the flags as they are; the
+// resume itself then says what is wrong.
+func (a *app) keepSimulateSettings(cmd *cobra.Command, of *optionFlags, id string) {
+	st, err := a.openStore()
+	if err != nil {
+		return
+	}
+	defs, err := engine.RunExecutors(st, id)
+	if err != nil {
+		return
+	}
+	for _, d := range defs {
+		if d.Name != simulate.Name {
+			continue
+		}
+		fs := cmd.Flags()
+		if v, ok := d.Settings[simulate.SettingLatency]; ok && !fs.Changed("simulate-latency") {
+			of.simLatency = v
+		}
+		if v, ok := d.Settings[simulate.SettingFailureRate]; ok && !fs.Changed("simulate-failure-rate") {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				of.simFailureRate = f
+			}
+		}
+		if v, ok := d.Settings[simulate.SettingSeed]; ok && !fs.Changed("simulate-seed") {
+			if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+				of.simSeed = n
+			}
+		}
+	}
 }

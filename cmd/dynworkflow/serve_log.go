@@ -74,7 +74,11 @@ func (a *app) stateLine(e engine.Event, started map[string]time.Time) string {
 			took = " in " + humanMs(e.Timestamp.Sub(t).Milliseconds())
 			delete(started, id)
 		}
-		line := fmt.Sprintf("%s %s%s · %s (%d replayed, %d live, %d failed)", id, p.Status, took,
+		status := string(p.Status)
+		if n := engine.CountScriptErrors(p.ScriptErrors); n > 0 {
+			status += " with " + plural(n, "script error")
+		}
+		line := fmt.Sprintf("%s %s%s · %s (%d replayed, %d live, %d failed)", id, status, took,
 			plural(p.Replayed+p.Live+p.Failed, "agent"), p.Replayed, p.Live, p.Failed)
 		switch {
 		case p.PauseReason != "":

@@ -144,7 +144,11 @@ func timeline(d *engine.Detail, byPath bool) []entry {
 
 func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bool) {
 	s := d.Summary
-	fmt.Fprintf(w, "%s · %s", s.RunID, s.Status)
+	status := s.Status
+	if n := s.Stats.ScriptErrors; n > 0 {
+		status += " with " + plural(n, "script error")
+	}
+	fmt.Fprintf(w, "%s · %s", s.RunID, status)
 	if s.Name != "" {
 		fmt.Fprintf(w, " · %s", escapeControls(s.Name, true))
 	}
@@ -183,7 +187,7 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 	if !s.StartedAt.IsZero() {
 		took := ""
 		if s.EndedAt != nil {
-			took = " · took " + humanMs(s.EndedAt.Sub(executionStart(d)).Milliseconds())
+			took = " · took " + tookText(d, *s.EndedAt)
 		}
 		field("Started", "%s%s", s.StartedAt.Local().Format(time.DateTime), took)
 	}
@@ -214,6 +218,10 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 		fmt.Fprintln(w)
 		printFailures(w, d.Failures)
 	}
+	if len(d.ScriptErrors) > 0 {
+		fmt.Fprintln(w)
+		printScriptErrors(w, "", d.ScriptErrors, s.Status == string(engine.StatusCompleted))
+	}
 
 	fmt.Fprintln(w, "\nExecutions")
 	for i, e := range d.Executions {
@@ -224,8 +232,14 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 			if e.End.PauseReason != "" {
 				end += " (" + escapeControls(e.End.PauseReason, true) + ")"
 			}
+			if n := e.End.ScriptErrors; n > 0 {
+				end += " · " + plural(n, "script error")
+			}
 		case i < len(d.Executions)-1 || (s.Status != string(engine.StatusRunning) && s.Status != statusWaiting):
 			end = "ended without a record: the process running it exited"
+		}
+		if !e.EndedAt.IsZero() {
+			end += " · " + humanMs(e.EndedAt.Sub(e.StartedAt).Milliseconds())
 		}
 		fmt.Fprintf(w, "  %d  %-6s %s  %s\n", e.Epoch, e.Rule, e.StartedAt.Local().Format(time.DateTime), end)
 	}
@@ -377,12 +391,33 @@ func callCounts(d *engine.Detail) string {
 }
 
 // executionStart is when the latest execution started.
+// tookText is how long a run that ended at end ran: every execution's
+// time, a paused or crashed one's included, and the latest one's apart
+// when there were several.
+func tookText(d *engine.Detail, end time.Time) string {
+	last := end.Sub(executionStart(d))
+	total := last
+	for i, e := range d.Executions {
+		if i < len(d.Executions)-1 && !e.EndedAt.IsZero() && e.EndedAt.After(e.StartedAt) {
+			total += e.EndedAt.Sub(e.StartedAt)
+		}
+	}
+	if len(d.Executions) < 2 {
+		return humanMs(total.Milliseconds())
+	}
+	return fmt.Sprintf("%s in %d executions (the last %s)", humanMs(total.Milliseconds()), len(d.Executions), humanMs(last.Milliseconds()))
+}
+
 func executionStart(d *engine.Detail) time.Time {
 	if n := len(d.Executions); n > 0 {
 		return d.Executions[n-1].StartedAt
 	}
 	return d.Summary.StartedAt
 }
+
+// errNoCall is a call the user named that the run does not have: not
+// found, as the API would say.
+var errNoCall error = notFound("no such call")
 
 // findCall finds the call the user named: its path, its #N in the
 // timeline, or a prefix of one path.
@@ -399,7 +434,7 @@ func findCall(d *engine.Detail, typed string) (*engine.CallDetail, error) {
 				return e.call, nil
 			}
 		}
-		return nil, fmt.Errorf("%w: run %s has %s, so there is no #%d", engine.ErrNotFound, d.Summary.RunID, plural(i, "call"), n)
+		return nil, fmt.Errorf("%w: run %s has %s, so there is no #%d", errNoCall, d.Summary.RunID, plural(i, "call"), n)
 	}
 	if !strings.HasPrefix(typed, "/") {
 		var labeled []*engine.CallDetail
@@ -436,7 +471,7 @@ func findCall(d *engine.Detail, typed string) (*engine.CallDetail, error) {
 	case 1:
 		return matches[0], nil
 	case 0:
-		return nil, fmt.Errorf("%w: run %s has no call %s%s", engine.ErrNotFound, d.Summary.RunID, typed, didYouMean(typed, paths))
+		return nil, fmt.Errorf("%w: run %s has no call %s%s", errNoCall, d.Summary.RunID, typed, didYouMean(typed, paths))
 	}
 	var names []string
 	for _, m := range matches[:min(len(matches), 5)] {

@@ -247,7 +247,7 @@ func TestStarBadInputNeverJournals(t *testing.T) {
 		{name: "non-literal meta", script: "meta = {\"name\": \"bad\", \"description\": describe()}\n\ndef main(args):\n    return 1\n", where: `:1:\d+`, what: "meta must be a pure literal: found a function call"},
 		{name: "missing load target", script: "load(\"lib/gone.star\", \"x\")\n\n" + meta + "def main(args):\n    return x\n", where: `:1:\d+`, what: `load("lib/gone.star"): no such file`},
 		{name: "undefined name", script: meta + "def main(args):\n    return agnet(\"x\")\n", where: `:4:\d+`, what: "undefined: agnet"},
-		{name: "unknown option", script: meta + "def main(args):\n    return agent(\"x\", timeout = 5)\n", where: `:4:\d+`, what: `unknown option "timeout"`, runs: true},
+		{name: "unknown option", script: meta + "def main(args):\n    return agent(\"x\", timeout = 5)\n", where: `:4:\d+`, what: `unknown option "timeout"`}, // checked at load
 		{name: "wrong argument type", script: meta + "def main(args):\n    return agent([\"x\"])\n", where: `:4:\d+`, what: "the prompt must be a string, not list", runs: true},
 		{name: "recursion", script: meta + "def f(n):\n    return f(n)\n\ndef main(args):\n    return f(1)\n", where: `:4:\d+`, what: "called recursively", runs: true},
 		{name: "runaway loop", script: meta + "def main(args):\n    while True:\n        pass\n", where: `:\d+:\d+`, what: "steps in one thread", runs: true},

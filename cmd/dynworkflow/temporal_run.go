@@ -272,7 +272,7 @@ follow:
 	a.traceDetail(ctx, func(ctx context.Context) (*engine.Detail, error) { return c.Detail(ctx, e.RunID) })
 	out := outcomeOfState(st)
 	a.printOutcome(out)
-	return exitFor(out.Status)
+	return exitFor(out.Status, out.Stats.ScriptErrors)
 }
 
 // waitEnd waits for a run's current execution to end, keeping st if it
@@ -290,7 +290,7 @@ func (a *app) waitEnd(ctx context.Context, c *temporal.Client, runID string, st 
 // reports it.
 func outcomeOfState(st temporal.State) engine.Outcome {
 	o := engine.Outcome{RunID: st.RunID, Name: st.Name, Status: st.Status, PauseReason: st.PauseReason,
-		Result: st.Result, Error: st.Error, Stats: st.Stats, Epoch: st.Epoch}
+		Result: st.Result, Error: st.Error, Stats: st.Stats, Epoch: st.Epoch, ScriptErrors: engine.SortScriptErrors(st.ScriptErrors)}
 	if len(o.Result) == 0 || o.Status != engine.StatusCompleted {
 		o.Result = json.RawMessage("null")
 	}

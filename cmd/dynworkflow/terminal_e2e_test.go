@@ -41,7 +41,7 @@ return a
 		{"invalid run id", []string{"show", "../x"}, 1, "bad_id", "", "invalid run id"},
 		{"script syntax error", []string{"run", "syntax.workflow.js"}, 1, "bad_script", `syntax\.workflow\.js:3:\d+$`, "SyntaxError"},
 		{"unknown executor", []string{"run", "ok.workflow.js", "--executor", "claude"}, 64, "unknown_executor", "", "did you mean claude-code?"},
-		{"missing file", []string{"run", "nowhere.workflow.js"}, 1, "internal", "", "neither a file nor a saved workflow"},
+		{"missing file", []string{"run", "nowhere.workflow.js"}, 1, "not_found", "", "neither a file nor a saved workflow"},
 		{"respond without a runtime", []string{"respond", "cp-1", "y"}, 1, "no_live_runtime", "", "dynworkflow serve"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

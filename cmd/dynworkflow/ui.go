@@ -69,7 +69,7 @@ func (a *app) runWithUI(cmd *cobra.Command, of *optionFlags, ref string, opts en
 	ui.close(rt)
 	// The run may have been resumed from the page since.
 	if d, err := rt.Inspect(r.ID()); err == nil {
-		return exitFor(engine.Status(d.Summary.Status))
+		return exitFor(engine.Status(d.Summary.Status), d.Summary.Stats.ScriptErrors)
 	}
 	return runErr
 }

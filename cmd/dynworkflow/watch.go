@@ -52,13 +52,13 @@ func (a *app) watchRun(ctx context.Context, rt *engine.Runtime, r *engine.Run, v
 			}
 			cancel()
 			<-errc
-			return exitFor(last.Status)
+			return exitFor(last.Status, last.Stats.ScriptErrors)
 		case err := <-errc:
 			view.stop()
 			if err != nil {
 				return err
 			}
-			return exitFor(last.Status)
+			return exitFor(last.Status, last.Stats.ScriptErrors)
 		case ev := <-events:
 			switch ev.Kind {
 			case watch.LoadFailed:

@@ -25,7 +25,10 @@ type Stats struct {
 	// Retried counts the attempts of the latest execution that ran again
 	// after a failure (transient, a fault of ours, a broken schema).
 	Retried int `json:"retried,omitempty"`
-	Running int `json:"running"`
+	// ScriptErrors counts the parallel() branches and pipeline() items of
+	// the latest execution that threw and became null (engine.ScriptError).
+	ScriptErrors int `json:"scriptErrors,omitempty"`
+	Running      int `json:"running"`
 	// Queued is the agent() calls made and waiting for a worker under the
 	// run's concurrency, while it runs: the total a live view shows is
 	// Agents + Running + Queued.

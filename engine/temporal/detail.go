@@ -72,8 +72,9 @@ func buildDetail(execs []*execHistory, states []*State) *engine.Detail {
 		x := engine.Execution{Epoch: e.input.Epoch, Rule: e.input.Rule, OldHash: oldHash, NewHash: e.input.ScriptHash, StartedAt: e.startedAt.UTC()}
 		oldHash = e.input.ScriptHash
 		if e.closed {
+			x.EndedAt = st.EndedAt.UTC()
 			x.End = &engine.ExecutionEnd{Status: string(st.Status), PauseReason: st.PauseReason, Error: st.Error, Result: st.Result,
-				Replayed: st.Stats.Replayed, Live: st.Stats.Live, Failed: st.Stats.Failed}
+				Replayed: st.Stats.Replayed, Live: st.Stats.Live, Failed: st.Stats.Failed, ScriptErrors: st.Stats.ScriptErrors}
 		}
 		d.Executions = append(d.Executions, x)
 		for _, r := range e.calls {
@@ -133,6 +134,7 @@ func buildDetail(execs []*execHistory, states []*State) *engine.Detail {
 	}
 	sort.SliceStable(d.Calls, func(i, j int) bool { return engine.LessPath(d.Calls[i].Path, d.Calls[j].Path) })
 	d.Summary = summary(execs[0], last, lastState)
+	d.ScriptErrors = engine.SortScriptErrors(lastState.ScriptErrors)
 	return d
 }
 

@@ -67,7 +67,7 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 	if err != nil {
 		return x.finish(nil, err)
 	}
-	x.state.Name = script.Meta().Name
+	x.state.Name, x.meta = script.Meta().Name, script.Meta()
 	main := newFrame(x, "", 0, in.Rule, script, in.Args, nil)
 	result, err := script.Run(x.goctx, main)
 	return x.finish(result, err)
@@ -108,7 +108,9 @@ type execution struct {
 
 	// policy decides what each call does (identity, replay, caps, budget,
 	// retries): the rules both backends share.
-	policy  *callpolicy.Execution
+	policy *callpolicy.Execution
+	// meta is the main script's meta (its strict flag).
+	meta    lang.Meta
 	state   State
 	usage   executors.Usage // every live attempt of every execution so far
 	running int
@@ -182,6 +184,17 @@ func (x *execution) log(path, level, msg string) {
 	x.state.Logs = append(x.state.Logs, engine.LogLine{Time: x.now().UTC(), Scope: path, Level: level, Message: msg})
 }
 
+// scriptError counts a branch at sc that threw and became null, and says
+// so in the log, as a local run does; a strict run fails instead.
+func (x *execution) scriptError(sc *scope, err error) {
+	e := engine.ScriptErrorOf(sc.Path(), err)
+	x.state.ScriptErrors = engine.AddScriptError(x.state.ScriptErrors, e)
+	x.log(sc.Path(), "warn", e.Line())
+	if engine.Strict(x.in.Options, x.meta) {
+		x.end(&engine.StrictFailure{ScriptError: e})
+	}
+}
+
 // limitHit reports a limit the run ran into, so it is never silent.
 func (x *execution) limitHit(msg string) { x.log("", "warn", "limit reached: "+msg) }
 
@@ -229,6 +242,9 @@ func (x *execution) finish(result json.RawMessage, err error) (*State, error) {
 		if errors.As(cause, &p) {
 			st.PauseReason = p.reason
 		}
+	case errors.As(cause, new(*engine.StrictFailure)):
+		st.Status = engine.StatusFailed
+		st.Error = cause.Error()
 	case err != nil:
 		st.Status = engine.StatusFailed
 		st.Error = err.Error()
@@ -270,6 +286,7 @@ func (x *execution) snapshot() State {
 	} else {
 		st.Stats.Replayed, st.Stats.Live, st.Stats.Failed = int(n.Replayed.Load()), int(n.Live.Load()), int(n.Failed.Load())
 		st.Stats.Retried = int(n.Retried.Load())
+		st.Stats.ScriptErrors = engine.CountScriptErrors(st.ScriptErrors)
 	}
 	st.Stats.Agents = st.Stats.Replayed + st.Stats.Live + st.Stats.Failed
 	st.Stats.Running = x.running
@@ -277,6 +294,7 @@ func (x *execution) snapshot() State {
 	st.Stats.InputTokens, st.Stats.CachedInputTokens = x.usage.InputTokens, x.usage.CachedInputTokens
 	st.Stats.OutputTokens, st.Stats.CostUSD = x.usage.OutputTokens, x.usage.CostUSD
 	st.Logs = slices.Clone(st.Logs)
+	st.ScriptErrors = engine.SortScriptErrors(st.ScriptErrors)
 	st.Children = slices.Clone(st.Children)
 	st.Checkpoints = make([]Checkpoint, len(x.checkpoints))
 	for i, cp := range x.checkpoints {

@@ -34,7 +34,8 @@ try { await agent('second') } catch (e) { return [a, spent > 0, budget.remaining
 		{"transient failure exhausted", `return await agent('x [simulate:transient]')`, func(o *engine.Options) { o.AgentRetries = 0 }},
 		{"schema repaired", `return await agent('x [simulate:invalid-once]', { schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } })`, nil},
 		{"schema never valid", `try { await agent('x [simulate:invalid]', { schema: { type: 'object', required: ['n'] } }) } catch (e) { return [e.code, e.message] }`, nil},
-		{"bad schema", `try { await agent('x', { schema: { type: 'objekt' } }) } catch (e) { return [e.code, e.message] }`, nil},
+		// Made at run time: a literal one fails when the script loads, on both.
+		{"bad schema", `try { await agent('x', { schema: JSON.parse('{"type": "objekt"}') }) } catch (e) { return [e.code, e.message] }`, nil},
 		{"rate limit pauses", `return await agent('x [simulate:ratelimit]')`, nil},
 		{"script error", `const x = await agent('a')
 null.boom`, nil},
@@ -44,6 +45,9 @@ null.boom`, nil},
 		{"ignored option keys warn once", `return [await agent('a', { color: 'red' }), await agent('b', { color: 'blue' })]`, nil},
 		{"headless abort", `return await checkpoint('Go?', { kind: 'confirm' })`, nil},
 		{"branch failure", `return await parallel([() => agent('a'), () => { throw new Error('boom') }])`, nil},
+		{"script errors", `return await pipeline(['a', 'b'], x => agent(x), a => a.nope.boom)`, nil},
+		{"script error in strict mode", `await parallel([() => { throw new Error('boom') }])
+return await agent('after')`, func(o *engine.Options) { o.Strict = true }},
 		{"agent cap in parallel", `try { return await parallel([1,2,3,4,5].map(i => () => agent('x' + i))) } catch (e) { return [e.code, e.message] }`,
 			func(o *engine.Options) { o.MaxAgents = 3 }},
 		{"token budget in pipeline", `try { return await pipeline([1, 2], i => agent('x' + i), a => agent('then ' + a)) } catch (e) { return [e.code, budget.remaining()] }`,
@@ -79,6 +83,9 @@ try { return await workflow('child.workflow.js') } catch (e) { return [e.code, e
 			}
 			if got.Stats.Live != local.Stats.Live || got.Stats.Failed != local.Stats.Failed {
 				t.Errorf("on Temporal %d live and %d failed, locally %d and %d", got.Stats.Live, got.Stats.Failed, local.Stats.Live, local.Stats.Failed)
+			}
+			if g, w := got.Stats.ScriptErrors, local.Stats.ScriptErrors; g != w || !slices.Equal(engine.SortScriptErrors(got.ScriptErrors), local.ScriptErrors) {
+				t.Errorf("on Temporal %d script errors %+v, locally %d %+v", g, got.ScriptErrors, w, local.ScriptErrors)
 			}
 			replay(t, c, in.RunID)
 		})

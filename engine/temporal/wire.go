@@ -185,12 +185,15 @@ type State struct {
 	// concurrency slot included: what a progress bar can show.
 	Calls int `json:"calls"`
 	// Usage is what this execution's live calls cost.
-	Usage       executors.Usage  `json:"usage"`
-	Logs        []engine.LogLine `json:"logs,omitempty"`
-	Checkpoints []Checkpoint     `json:"checkpoints,omitempty"`
-	Children    []ChildInfo      `json:"children,omitempty"`
-	StartedAt   time.Time        `json:"startedAt"`
-	EndedAt     time.Time        `json:"endedAt,omitzero"`
+	Usage executors.Usage  `json:"usage"`
+	Logs  []engine.LogLine `json:"logs,omitempty"`
+	// ScriptErrors are the errors the script threw in fan-out branches
+	// that became null, by cause (see engine.ScriptError).
+	ScriptErrors []engine.ScriptErrorGroup `json:"scriptErrors,omitempty"`
+	Checkpoints  []Checkpoint              `json:"checkpoints,omitempty"`
+	Children     []ChildInfo               `json:"children,omitempty"`
+	StartedAt    time.Time                 `json:"startedAt"`
+	EndedAt      time.Time                 `json:"endedAt,omitzero"`
 }
 
 // Checkpoint is a checkpoint() call of an execution: waiting for an

@@ -34,6 +34,8 @@ type Config struct {
 // Executor is the simulated executor. It is safe for concurrent use.
 type Executor struct {
 	cfg Config
+	// seeded is whether the seed was given, not drawn.
+	seeded bool
 	// failMessage is built once so that failing attempts do not format it.
 	failMessage string
 
@@ -55,15 +57,49 @@ func New(cfg Config) *Executor {
 	cfg.MinLatency = max(cfg.MinLatency, 0)
 	cfg.MaxLatency = max(cfg.MaxLatency, cfg.MinLatency)
 	cfg.FailureRate = min(max(cfg.FailureRate, 0), 1)
+	seeded := cfg.Seed != 0
 	if cfg.Seed == 0 {
 		cfg.Seed = rand.Uint64()
 	}
 	return &Executor{
-		cfg: cfg,
+		cfg: cfg, seeded: seeded,
 		failMessage: "simulated transient failure (--simulate-failure-rate " +
 			strconv.FormatFloat(cfg.FailureRate, 'g', -1, 64) + ")",
 		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 	}
+}
+
+// The keys of the settings Describe reports, as the flags that set them
+// take them (--simulate-latency, --simulate-failure-rate, --simulate-seed).
+const (
+	SettingLatency     = "latency"
+	SettingFailureRate = "failureRate"
+	SettingSeed        = "seed"
+)
+
+// Describe says how the executor is configured; its settings are those
+// that differ from the default, in the flags' own form.
+func (e *Executor) Describe() executors.Definition {
+	d := executors.Definition{Name: Name, Kind: Name}
+	set := func(k, v string) {
+		if d.Settings == nil {
+			d.Settings = map[string]string{}
+		}
+		d.Settings[k] = v
+	}
+	switch c := e.cfg; {
+	case c.MaxLatency > c.MinLatency:
+		set(SettingLatency, c.MinLatency.String()+".."+c.MaxLatency.String())
+	case c.MinLatency > 0:
+		set(SettingLatency, c.MinLatency.String())
+	}
+	if e.cfg.FailureRate > 0 {
+		set(SettingFailureRate, strconv.FormatFloat(e.cfg.FailureRate, 'g', -1, 64))
+	}
+	if e.seeded {
+		set(SettingSeed, strconv.FormatUint(e.cfg.Seed, 10))
+	}
+	return d
 }
 
 // Name returns "simulate".

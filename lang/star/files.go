@@ -29,6 +29,8 @@ type file struct {
 	// loads maps each module string of the file's load statements to the
 	// path of the file it names.
 	loads map[string]string
+	// calls are its agent() calls whose options it writes out.
+	calls []lang.StaticCall
 }
 
 // A loader reads, parses and compiles a script's files.
@@ -81,6 +83,8 @@ func (l *loader) compile(path string, text []byte, f *syntax.File) (*file, error
 		return nil, staticError(path, err)
 	}
 	out.prog = prog
+	// The resolver has bound every name by now: agentCalls needs that.
+	out.calls = agentCalls(path, f)
 	return out, nil
 }
 

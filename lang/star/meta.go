@@ -44,6 +44,7 @@ func readMeta(path string, f *syntax.File) (lang.Meta, error) {
 		Phases: `write "phases": [{"title": "Review"}, ...]`,
 		Phase:  `write {"title": "Review"} or just "Review"`,
 		Field:  `add "%s": "..."`,
+		True:   "True", False: "False",
 	})
 }
 

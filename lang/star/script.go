@@ -19,7 +19,20 @@ type Script struct {
 	maxSteps uint64
 }
 
-var _ lang.Script = (*Script)(nil)
+var (
+	_ lang.Script      = (*Script)(nil)
+	_ lang.StaticCalls = (*Script)(nil)
+)
+
+// AgentCalls returns the agent() calls, in every file of the script, whose
+// options it writes out, for the registry to check before it runs.
+func (s *Script) AgentCalls() []lang.StaticCall {
+	var out []lang.StaticCall
+	for _, path := range s.order {
+		out = append(out, s.files[path].calls...)
+	}
+	return out
+}
 
 // Path returns the main file's name.
 func (s *Script) Path() string { return s.path }

@@ -48,6 +48,8 @@ class App {
     this.queue = [];
     this.flushing = false;
     this.overviewFetch = { inflight: false, again: false, timer: 0, last: 0 };
+    // seenSeq is the sequence of the latest event applied.
+    this.seenSeq = 0;
     this.runFetch = { inflight: false, again: false, timer: 0, last: 0, cost: 0, during: null };
     this.opened = 0;
     this.measures = 0;
@@ -319,6 +321,7 @@ class App {
         continue;
       }
       overviewStale = true;
+      if (ev.sequence > this.seenSeq) this.seenSeq = ev.sequence;
       const p = ev.payload || {};
       switch (ev.type) {
         case "checkpoint.pending":
@@ -413,6 +416,11 @@ class App {
     try {
       const ov = await this.api.overview();
       this.takeOverview(ov, requested);
+      // The server answers with the listing it holds while it makes a
+      // newer one: one behind the events applied here (a run's end, say)
+      // is fetched again, or the list would show it stale until the next
+      // event.
+      if (ov.runtime && ov.runtime.sequence < this.seenSeq) f.again = true;
       if (this.view) {
         this.view.renderHead();
         this.view.renderCheckpoints();

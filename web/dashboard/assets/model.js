@@ -23,7 +23,15 @@ export class RunModel {
     this.logs = (detail.logs || []).slice(-logLimit);
     this.calls = new Map();
     for (const c of detail.calls || []) this.calls.set(c.path, c);
+    // The errors the script threw in branches that became null, by cause.
+    this.scriptErrors = (detail.scriptErrors || []).map((g) => ({ ...g }));
     this.regroup();
+  }
+
+  // scriptErrorCount is how many branches the script's errors made null
+  // in the latest execution.
+  scriptErrorCount() {
+    return this.scriptErrors.reduce((n, g) => n + (g.count || 0), 0);
   }
 
   get id() {
@@ -86,6 +94,7 @@ export class RunModel {
         this.summary.pauseReason = "";
         this.summary.error = "";
         this.summary.endedAt = undefined;
+        this.scriptErrors = [];
         if (typeof p.epoch === "number") this.epoch = this.summary.epoch = p.epoch;
         ch.run = true;
         ch.stale = true;
@@ -95,6 +104,7 @@ export class RunModel {
         this.summary.pauseReason = p.pauseReason || "";
         this.summary.error = p.error || "";
         if (p.status !== "running") this.summary.endedAt = at;
+        if (p.scriptErrors) this.scriptErrors = p.scriptErrors.map((g) => ({ ...g }));
         ch.run = true;
         ch.stale = true;
         return;
@@ -174,6 +184,11 @@ export class RunModel {
       case "limit":
         this.log({ time: at, level: "limit", message: p.message || p.limit }, ch);
         return;
+      case "branch.failed":
+        // The warning line comes as its own log event.
+        addScriptError(this.scriptErrors, p);
+        ch.run = true;
+        return;
       case "run.spend":
         applySpend(this.summary, p);
         ch.run = true;
@@ -241,6 +256,15 @@ export function countGroup(g) {
     }
   }
   g.counts = n;
+}
+
+// addScriptError counts one script error (a branch.failed payload) in
+// groups, by message and position, as the server groups them.
+export function addScriptError(groups, e) {
+  let g = groups.find((x) => x.message === e.message && (x.position || "") === (e.position || ""));
+  if (!g) groups.push((g = { message: e.message || "", position: e.position || "", count: 0, firstPath: e.path }));
+  g.count++;
+  if (e.path && comparePaths(e.path, g.firstPath) < 0) g.firstPath = e.path;
 }
 
 // failureGroups groups the failed calls by their error, most common first.

@@ -123,6 +123,10 @@ function fillRow(row, r, questions) {
   const reason = r.status === "paused" && r.pauseReason ? r.pauseReason : r.status === "failed" && r.error ? r.error : "";
   row.replaceChildren(
     h("span", { class: "c-status" }, h("span", { class: ["badge", statusClass(r.status)] }, r.status || "unknown"),
+      s.scriptErrors ? h("span", {
+        class: "badge script-errors", dataset: { note: "script-errors" },
+        title: "The script threw in parallel() or pipeline() branches, which became null: the result lacks their work.",
+      }, s.scriptErrors + (s.scriptErrors === 1 ? " script error" : " script errors")) : null,
       reason ? h("span", { class: "reason", title: reason }, reason) : null),
     h("span", { class: "c-name" }, h("b", null, r.name || "(unnamed)"), h("small", null, r.runId)),
     h("span", { class: "c-phase" }, pp.text ? h("span", null, pp.text + (pp.of ? " · " + pp.step + "/" + pp.of : "")) : h("span", { class: "muted" }, "—"), bar),

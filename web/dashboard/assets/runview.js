@@ -16,7 +16,7 @@ import { agentActions, spend } from "./steer.js";
 // The parts of a run's detail this view shows in their place; any other
 // (a newer server's) is listed, folded, at the end.
 const knownDetail = new Set(["summary", "script", "args", "options", "result", "calls", "logs", "executions", "children",
-  "executors", "simulatedAnswers", "failures", "worktrees", "damaged", "tornBytes"]);
+  "executors", "simulatedAnswers", "failures", "scriptErrors", "worktrees", "damaged", "tornBytes"]);
 const logShown = 1000;
 
 // Which actions a run in each state offers; the server still decides.
@@ -52,6 +52,11 @@ export class RunView {
       title: "No executor was chosen, so the built-in simulator answered every call: no agent ran. " +
         "Pick one with --executor codex, claude-code or pi, or defaultExecutor in .dynworkflow/executors.json.",
     }, "simulated answers");
+    this.scriptBadge = h("span", {
+      class: "badge script-errors", dataset: { note: "script-errors" }, hidden: true,
+      title: "The script threw in parallel() or pipeline() branches, which became null: the result lacks their work. " +
+        "The errors are listed below; --strict (or meta.strict) fails a run at the first.",
+    });
     this.actions = h("div", { class: "actions", role: "group", "aria-label": "Run actions" });
     this.desc = h("p", { class: "desc" });
     this.notes = h("div", { class: "run-notes" });
@@ -71,7 +76,7 @@ export class RunView {
     this.el = h("div", { class: "view-run" },
       h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "#" }, "← Runs")),
       h("header", { class: "run-head" },
-        h("div", { class: "run-title" }, this.title, h("div", { class: "run-sub" }, this.badge, this.sim, this.idEl, this.reason)),
+        h("div", { class: "run-title" }, this.title, h("div", { class: "run-sub" }, this.badge, this.scriptBadge, this.sim, this.idEl, this.reason)),
         this.actions),
       this.cpSection,
       this.desc,
@@ -178,6 +183,9 @@ export class RunView {
     setText(this.idEl, s.runId);
     this.badge.className = "badge " + statusClass(s.status);
     setText(this.badge, s.status || "unknown");
+    const nScript = m.scriptErrorCount();
+    this.scriptBadge.hidden = nScript === 0;
+    setText(this.scriptBadge, nScript + (nScript === 1 ? " script error" : " script errors"));
     setText(this.reason, s.status === "paused" ? s.pauseReason || "" : s.status === "failed" ? s.error || "" : "");
     setText(this.desc, s.description || "");
     this.desc.hidden = !s.description;
@@ -390,21 +398,30 @@ export class RunView {
     for (const [, e] of this.lists) e.list.update(true);
   }
 
+  // renderFailures shows what did not happen: the failed calls by cause,
+  // and the errors the script threw in branches that became null.
   renderFailures() {
     const groups = failureGroups(this.model.calls.values());
-    this.failBox.hidden = groups.length === 0;
-    if (!groups.length) return;
-    const key = groups.map((g) => g.cause + g.calls.length).join("|");
+    const scriptErrors = this.model.scriptErrors;
+    this.failBox.hidden = groups.length === 0 && scriptErrors.length === 0;
+    if (this.failBox.hidden) return;
+    const key = groups.map((g) => g.cause + g.calls.length).join("|") + "||" + scriptErrors.map((g) => g.message + g.position + g.count).join("|");
     if (this.failBox.dataset.key === key) return;
     this.failBox.dataset.key = key;
     const total = groups.reduce((n, g) => n + g.calls.length, 0);
+    const nScript = this.model.scriptErrorCount();
+    const title = [
+      total ? total + (total === 1 ? " failed call" : " failed calls") : "",
+      nScript ? nScript + (nScript === 1 ? " script error" : " script errors") : "",
+    ].filter(Boolean).join(" · ");
     replace(this.failBox,
-      h("h2", { id: "failures-title" }, total + (total === 1 ? " failure" : " failures"), h("span", { class: "muted" }, " · " + groups.length + (groups.length === 1 ? " cause" : " causes"))),
-      h("ul", { class: "fail-groups" }, groups.map((g) => h("li", null,
+      h("h2", { id: "failures-title" }, title, groups.length ? h("span", { class: "muted" }, " · " + groups.length + (groups.length === 1 ? " cause" : " causes")) : null),
+      scriptErrors.length ? scriptErrorList(scriptErrors, this.model.summary.status) : null,
+      groups.length ? h("ul", { class: "fail-groups" }, groups.map((g) => h("li", null,
         h("div", { class: "fail-cause" }, h("b", null, "×" + g.calls.length), " ", h("span", { class: "text" }, g.cause)),
         h("div", { class: "fail-calls" }, g.calls.slice(0, 8).map((c) => h("button", {
           type: "button", class: "link", on: { click: () => this.app.selectCall(c.path) },
-        }, c.label || c.path)), g.calls.length > 8 ? h("span", { class: "muted" }, " and " + (g.calls.length - 8) + " more") : null)))));
+        }, c.label || c.path)), g.calls.length > 8 ? h("span", { class: "muted" }, " and " + (g.calls.length - 8) + " more") : null)))) : null);
   }
 
   renderResult() {
@@ -519,6 +536,19 @@ function agentsLine(n, queued) {
     n.failed ? n.failed + " failed" : "",
     n.replayed ? n.replayed + " replayed" : "",
   ].filter(Boolean).join(" · ");
+}
+
+// scriptErrorList lists the script errors by cause: where each was
+// thrown, what it said, how many branches it made null.
+function scriptErrorList(groups, status) {
+  return h("div", { class: "script-errors-box", dataset: { field: "script-errors" } },
+    h("p", { class: "muted" }, "The script threw in these parallel() or pipeline() branches, and each became null" +
+      (status === "completed" ? ": the run completed without their work." : ".")),
+    h("ul", { class: "fail-groups" }, groups.map((g) => h("li", null,
+      h("div", { class: "fail-cause" }, h("b", null, "×" + g.count), " ",
+        g.position ? h("code", { class: "pos" }, g.position) : null, g.position ? " " : null,
+        h("span", { class: "text" }, g.message)),
+      h("div", { class: "fail-calls muted" }, "first in branch " + g.firstPath)))));
 }
 
 // executorsTable lists the executors the run could use, as configured.
