@@ -88,3 +88,79 @@ printf '{"type":"thread.started","thread_id":"fast-%s"}\n{"type":"item.completed
 SH
 	chmod +x "$1/codex"
 }
+
+# temporal_init builds the companion dynworkflow-temporal (the build with
+# the Temporal client, which $DW hands its Temporal commands to, found on
+# PATH) and the Temporal dev server the tests use (internal/temporaldev,
+# cached under ~/.cache/dynworkflow-ci; a cold build takes minutes), and
+# starts the server for as long as the script runs: ADDRESS, NAMESPACE and
+# DEV_PID say where it is. Worker processes the script starts go in PIDS,
+# which cleanup stops.
+temporal_init() {
+	(cd "$REPO" && go build -tags temporal -o "$WORK/dynworkflow-temporal" ./cmd/dynworkflow)
+	export PATH="$WORK:$PATH"
+	local dev
+	dev=$(cd "$REPO" && go run ./internal/temporaltest/prebuild)
+	# The dev server lives until this script ends: its stdin is a pipe we hold.
+	mkfifo "$WORK/dev.in"
+	"$dev" <"$WORK/dev.in" >"$WORK/dev.json" 2>"$WORK/dev.err" &
+	DEV_PID=$!
+	exec 3>"$WORK/dev.in"
+	PIDS=()
+	trap temporal_cleanup EXIT
+	for _ in $(seq 100); do [[ -s $WORK/dev.json ]] && break; sleep 0.1; done
+	ADDRESS=$(sed -n 's/.*"address":"\([^"]*\)".*/\1/p' "$WORK/dev.json")
+	NAMESPACE=$(sed -n 's/.*"namespace":"\([^"]*\)".*/\1/p' "$WORK/dev.json")
+	[[ -n $ADDRESS ]] || { echo "the Temporal dev server did not start:" >&2; cat "$WORK/dev.err" >&2; exit 1; }
+	echo "Temporal dev server at $ADDRESS (namespace $NAMESPACE), pid $DEV_PID"
+}
+
+temporal_cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	exec 3>&- || true
+	wait 2>/dev/null || true
+	rm -rf "$WORK"
+}
+
+# start_workers N QUEUE ARGS...: N `dynworkflow worker` processes on task
+# queue QUEUE, with ARGS, added to PIDS; it returns once they all poll.
+start_workers() {
+	local n=$1 queue=$2 i
+	shift 2
+	for i in $(seq "$n"); do
+		"$DW" --state-dir "$STATE" worker --temporal-address "$ADDRESS" --temporal-namespace "$NAMESPACE" \
+			--task-queue "$queue" "$@" 2>"$WORK/worker-$queue-$i.log" &
+		PIDS+=($!)
+	done
+	for i in $(seq "$n"); do
+		for _ in $(seq 300); do grep -q "polling task queue" "$WORK/worker-$queue-$i.log" && break; sleep 0.1; done
+	done
+}
+
+# stop_workers: stops the workers in PIDS.
+stop_workers() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait "${PIDS[@]}" 2>/dev/null || true
+	PIDS=()
+}
+
+# cpu_ms PID...: the CPU time (user + system) the processes used so far.
+cpu_ms() {
+	local total=0 p t
+	for p in $(with_descendants "$@"); do
+		t=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)
+		total=$((total + t))
+	done
+	echo $((total * 1000 / $(getconf CLK_TCK)))
+}
+
+# with_descendants PID...: the processes and all their descendants (a
+# worker's runtime is the child of its ancestor process).
+with_descendants() {
+	local p
+	for p in "$@"; do
+		echo "$p"
+		# shellcheck disable=SC2046
+		with_descendants $(pgrep -P "$p" 2>/dev/null || true)
+	done
+}

@@ -2,9 +2,9 @@
 # Runs every benchmark of bench/README.md and prints one summary table:
 # the engine's Go benchmarks (go test -bench ./engine/), the dashboard's
 # first paint (chromium, skipped without it), then the CLI scripts
-# (cli-fanout.sh, cli-list.sh, cli-resume.sh, scale.sh, executors.sh: the
-# last installs the Node runtime with npm; PEER=0 leaves it out, and
-# EXECUTORS=0 leaves out executors.sh).
+# (cli-fanout.sh, cli-list.sh, cli-resume.sh, cli-limits.sh, scale.sh,
+# executors.sh: the last installs the Node runtime with npm; PEER=0 leaves
+# it out, and EXECUTORS=0 leaves out executors.sh).
 #
 #   bash bench/run.sh
 #
@@ -65,6 +65,8 @@ gb() {
 	result "engine: bytes per call, n=1000 over n=100 (flat)" "$(awk -v a="$b1000" -v b="$b100" 'BEGIN { printf "%.3f", a / b }')" x "<=1.05"
 	result "engine: journal bytes per call, n=1000" "$(gb BenchmarkBytesPerCall/n=1000 journal-bytes/call)" B -
 	result "engine: List, 50 runs x 200 calls (in process)" "$(gb BenchmarkList50x200 ms/list)" ms -
+	result "engine: List, one run whose journal ends with a 20 MB line (in process)" "$(gb BenchmarkListHugeLastLine ms/list)" ms "<50"
+	result "engine: List, one run whose journal ends with a 20 MB line, CPU" "$(gb BenchmarkListHugeLastLine cpu-ms/list)" ms -
 	result "engine: resume 10,000 calls all replayed" "$(awk -v ms="$(gb BenchmarkResumeAllReplayed10000 ms/resume)" 'BEGIN { printf "%.3f", ms / 1000 }')" s "<1"
 	for unit in ms/call cpu-ms/call; do
 		u=${unit%/call}
@@ -83,7 +85,7 @@ gb() {
 	result "dashboard: of which building the view" "$(gb BenchmarkDashboardFirstPaint1000 build-ms)" ms -
 } >"$OUT/results.tsv"
 
-scripts=(cli-fanout.sh cli-list.sh cli-resume.sh scale.sh)
+scripts=(cli-fanout.sh cli-list.sh cli-resume.sh cli-limits.sh scale.sh)
 [[ ${EXECUTORS:-1} == 0 ]] || scripts+=(executors.sh)
 for script in "${scripts[@]}"; do
 	echo "== bench/$script"
@@ -92,6 +94,7 @@ for script in "${scripts[@]}"; do
 	cli-fanout.sh) args=(1000 "$REPS") ;;
 	cli-list.sh) args=(50 200 "$REPS") ;;
 	cli-resume.sh) args=(10000 "$REPS") ;;
+	cli-limits.sh) args=("$REPS") ;;
 	scale.sh) args=("100 1000 10000" 3) ;;
 	executors.sh) args=(1000 3) ;;
 	esac

@@ -20,44 +20,10 @@ LATENCY=${2:-1s}
 WORKERS=${3:-"1 2 4"}
 bench_init
 (cd "$REPO" && go build -o "$WORK/callstats" ./bench/cmd/callstats)
-# dynworkflow hands its Temporal commands (worker, run --backend temporal,
-# show of a run there) to its companion, the build with the Temporal client:
-# built here, and found on PATH when not next to $DW.
-(cd "$REPO" && go build -tags temporal -o "$WORK/dynworkflow-temporal" ./cmd/dynworkflow)
-export PATH="$WORK:$PATH"
-DEV=$(cd "$REPO" && go run ./internal/temporaltest/prebuild)
+temporal_init
 write_fanout fanout.workflow.js
 
-# The dev server lives until this script ends: its stdin is a pipe we hold.
-mkfifo "$WORK/dev.in"
-"$DEV" <"$WORK/dev.in" >"$WORK/dev.json" 2>"$WORK/dev.err" &
-DEV_PID=$!
-exec 3>"$WORK/dev.in"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	exec 3>&- || true
-	wait 2>/dev/null || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-for _ in $(seq 100); do [[ -s $WORK/dev.json ]] && break; sleep 0.1; done
-ADDRESS=$(sed -n 's/.*"address":"\([^"]*\)".*/\1/p' "$WORK/dev.json")
-NAMESPACE=$(sed -n 's/.*"namespace":"\([^"]*\)".*/\1/p' "$WORK/dev.json")
-[[ -n $ADDRESS ]] || { echo "temporal.sh: the dev server did not start:" >&2; cat "$WORK/dev.err" >&2; exit 1; }
-echo "Temporal dev server at $ADDRESS (namespace $NAMESPACE), pid $DEV_PID"
-
 run_args=(--args "{\"n\":$N}" --max-agents "$N" --max-items "$N" --concurrency 256 --json)
-
-# cpu_ms PID...: the CPU time (user + system) the processes used so far.
-cpu_ms() {
-	local total=0 p t
-	for p in "$@"; do
-		t=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)
-		total=$((total + t))
-	done
-	echo $((total * 1000 / $(getconf CLK_TCK)))
-}
 
 # one LABEL ARGS...: one timed run; prints its wall time and call costs,
 # and the CPU the Temporal server and the workers spent on it.
@@ -89,17 +55,8 @@ one "local, $N agents of $LATENCY" "$DW" --state-dir "$STATE" run fanout.workflo
 
 for w in $WORKERS; do
 	queue="bench-$w-$$"
-	for i in $(seq "$w"); do
-		"$DW" --state-dir "$STATE" worker --temporal-address "$ADDRESS" --temporal-namespace "$NAMESPACE" \
-			--task-queue "$queue" --simulate-latency "$LATENCY" 2>"$WORK/worker-$w-$i.log" &
-		PIDS+=($!)
-	done
-	for i in $(seq "$w"); do
-		for _ in $(seq 100); do grep -q "polling task queue" "$WORK/worker-$w-$i.log" && break; sleep 0.1; done
-	done
+	start_workers "$w" "$queue" --simulate-latency "$LATENCY"
 	one "temporal, $w worker(s), $N agents of $LATENCY" "$DW" --state-dir "$STATE" run fanout.workflow.js --backend temporal \
 		--temporal-address "$ADDRESS" --temporal-namespace "$NAMESPACE" --task-queue "$queue" "${run_args[@]}"
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait "${PIDS[@]}" 2>/dev/null || true
-	PIDS=()
+	stop_workers
 done

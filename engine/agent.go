@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
@@ -33,6 +34,8 @@ type agentCall struct {
 	waited bool
 	// ctl is how the user stops or restarts the call while it runs.
 	ctl callControl
+	// settled makes settle happen once (see runGuarded).
+	settled atomic.Bool
 }
 
 // startAgent fixes the call's identity (in program order, on the script's
@@ -177,6 +180,9 @@ func (c *agentCall) runLive() {
 
 // settle hands the call's answer to the script and counts the call done.
 func (c *agentCall) settle(answer json.RawMessage, err error) {
+	if c.settled.Swap(true) {
+		return // settled already, before its goroutine panicked (see runGuarded)
+	}
 	c.release()
 	c.done(answer, err)
 	c.run.calls.Done()

@@ -45,10 +45,16 @@ func (r *Run) startCheckpoint(ctx context.Context, sc *scope, req lang.Checkpoin
 	r.append(&record{Type: recStarted, Path: path, Kind: "checkpoint", Fingerprint: fp, Call: call})
 	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
+	done = onceDone(done)
 	asked := time.Now()
 	go func() {
 		defer r.calls.Done()
 		defer release()
+		defer func() {
+			if x := recover(); x != nil {
+				done(nil, r.recovered("checkpoint "+path, x))
+			}
+		}()
 		answer, source, err := r.answerCheckpoint(ctx, path, req)
 		if err != nil {
 			done(nil, err)

@@ -22,6 +22,10 @@ type DamagedRecord struct {
 	// to have been, and the call it seems to belong to ("" if unknown).
 	Type string `json:"type,omitempty"`
 	Path string `json:"path,omitempty"`
+	// Status is, for an end record, the status it seems to have held.
+	Status string `json:"status,omitempty"`
+	// Last marks the journal's last line.
+	Last bool `json:"last,omitempty"`
 	// Effect says what it means for the run.
 	Effect string `json:"effect"`
 }
@@ -60,7 +64,9 @@ func describeDamage(damaged []journal.Damage, calls *callIndex, answered func(pa
 		case recScriptError:
 			rec.Effect = "it seems to be a script error that made a branch null, which is lost from the list show prints (the end of its execution still counts it)"
 		case recEnd:
-			rec.Effect = "it seems to be how an execution ended, which is lost: the run shows as interrupted until it is resumed"
+			rec.Status = stringField(d.Head, "status")
+			rec.Effect = "it seems to be how an execution ended, which is lost: the run shows as paused until it is resumed, " +
+				"and a resume replays its journaled calls at no cost"
 		case recScript:
 			rec.Effect = "it seems to be a child workflow's script; its calls replay only where their fingerprints match"
 		case recResume:

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"unicode/utf8"
 
@@ -16,7 +17,7 @@ import (
 // script, end) go through encoding/json whole: handing their headers to it
 // from here would make every call's record escape to the heap. So do the
 // records of isolated calls, which cost a git checkout each anyway.
-func appendRecord(b []byte, rec *record) []byte {
+func appendRecord(b []byte, rec *record) ([]byte, error) {
 	if rec.Run != nil || rec.Resume != nil || rec.Script != nil || rec.End != nil || rec.Worktree != nil {
 		return appendRareRecord(b, *rec)
 	}
@@ -85,18 +86,20 @@ func appendRecord(b []byte, rec *record) []byte {
 	w.strOmit("message", rec.Message)
 	w.strOmit("pos", rec.Position)
 	w.close()
-	return w.b
+	return w.b, nil
 }
 
 // appendRareRecord encodes a once-per-execution record; it takes a copy so
-// that what escapes is the copy, not the caller's record.
-func appendRareRecord(b []byte, rec record) []byte {
+// that what escapes is the copy, not the caller's record. encoding/json
+// checks the JSON the record carries (args, a result): what it refuses is
+// an error of the record, never a panic, which under serve took every run
+// of the process down with it.
+func appendRareRecord(b []byte, rec record) ([]byte, error) {
 	data, err := json.Marshal(&rec)
 	if err != nil {
-		// Plain data only; a failure is a programming error.
-		panic("encode journal record: " + err.Error())
+		return b, fmt.Errorf("encode the journal's %s record: %w", rec.Type, err)
 	}
-	return append(b, data...)
+	return append(b, data...), nil
 }
 
 // objWriter appends JSON objects; first tracks whether a comma is due.

@@ -40,7 +40,10 @@ func TestRecordEncoding(t *testing.T) {
 				Committed: true, Interrupted: true, Files: 2, Insertions: 3, Deletions: 1}},
 	}
 	for _, rec := range tests {
-		got := appendRecord(nil, &rec)
+		got, err := appendRecord(nil, &rec)
+		if err != nil {
+			t.Fatal(err)
+		}
 		want, err := json.Marshal(&rec)
 		if err != nil {
 			t.Fatal(err)
@@ -57,6 +60,22 @@ func TestRecordEncoding(t *testing.T) {
 		}
 		if strings.ContainsRune(string(got), '\n') {
 			t.Errorf("%s: the record spans lines", rec.Type)
+		}
+	}
+}
+
+// A record whose JSON encoding/json refuses is an error, never a panic: a
+// result nested 20,000 levels deep panicked in appendRareRecord, and under
+// serve took every run of the process down with it.
+func TestRecordEncodingRefusesWithoutPanic(t *testing.T) {
+	deep := json.RawMessage(strings.Repeat("[", 20000) + strings.Repeat("]", 20000))
+	for _, rec := range []record{
+		{Seq: 1, Type: recEnd, End: &endInfo{Status: "completed", Result: deep}},
+		{Seq: 1, Type: recRun, Run: &runHeader{RunID: "r", Args: json.RawMessage(`{"a":`)}},
+		{Seq: 1, Type: recScript, Script: &scriptRecord{Frame: "/wf.0:c", Args: deep}},
+	} {
+		if got, err := appendRecord(nil, &rec); err == nil {
+			t.Errorf("%s: encoded %d bytes of a record JSON cannot hold", rec.Type, len(got))
 		}
 	}
 }

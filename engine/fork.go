@@ -199,7 +199,11 @@ func forkJournal(recs []record, cut int64, id string, info *ForkInfo, ov callpol
 	out := make([][]byte, len(kept))
 	for i := range kept {
 		kept[i].Seq = int64(i + 1)
-		out[i] = appendRecord(nil, &kept[i])
+		line, err := appendRecord(nil, &kept[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = line
 	}
 	return out, nil
 }

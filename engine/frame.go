@@ -35,8 +35,9 @@ func (f *frame) Root() lang.Scope      { return f.policy.Root() }
 func (f *frame) Cwd() string           { return f.run.rt.cfg.Cwd }
 
 // Scheduler runs a host's branches on goroutines: a local run has no
-// determinism to keep beyond the call order the scopes already fix.
-func (f *frame) Scheduler() lang.Scheduler { return lang.Goroutines{} }
+// determinism to keep beyond the call order the scopes already fix. A
+// branch that panics fails the run (see crash.go).
+func (f *frame) Scheduler() lang.Scheduler { return runGoroutines{run: f.run} }
 
 func (f *frame) Agent(ctx context.Context, s lang.Scope, prompt string, opts lang.AgentOptions, done lang.Done) {
 	f.run.startAgent(ctx, s.(*scope), prompt, opts, done)

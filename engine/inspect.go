@@ -353,6 +353,9 @@ func foldJournal(path string) (*fold, error) {
 		i, ok := byPath[p]
 		return ok && d.Calls[i].Status == "done"
 	})
+	if n := len(rep.Damaged); n > 0 && rep.Damaged[n-1].Offset+int64(rep.Damaged[n-1].Length)+1 == mark.Size {
+		d.Damaged[n-1].Last = true
+	}
 	sort.SliceStable(d.Calls, func(i, j int) bool { return lessPath(d.Calls[i].Path, d.Calls[j].Path) })
 	var failed failureSet
 	for i := range d.Calls {
@@ -366,6 +369,24 @@ func foldJournal(path string) (*fold, error) {
 	}
 	d.SimulatedAnswers = d.Options.SimulatedByDefault()
 	return f, nil
+}
+
+// lastDamaged returns the damaged record that is the journal's last line.
+func lastDamaged(damaged []DamagedRecord) *DamagedRecord {
+	if n := len(damaged); n > 0 && damaged[n-1].Last {
+		return &damaged[n-1]
+	}
+	return nil
+}
+
+// endDamaged is the pause reason of a run whose end record is damaged.
+func endDamaged(dm DamagedRecord) string {
+	seems := ""
+	if dm.Status != "" {
+		seems = fmt.Sprintf(", it seems to say %s", dm.Status)
+	}
+	return fmt.Sprintf("its end record is damaged (journal line %d%s): how the run ended is not known; "+
+		"resume it to end it again, replaying its journaled calls at no cost", dm.Line, seems)
 }
 
 // summaryOf returns the live summary of a run executing in this process,
@@ -420,6 +441,12 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 			s.Stats.ScriptErrors = CountScriptErrors(f.scriptErrors[last.Epoch])
 			if prior != nil && prior.Epoch == last.Epoch {
 				s.Stats.Replayed = prior.Stats.Replayed
+			}
+			if dm := lastDamaged(d.Damaged); dm != nil && dm.Type == recEnd {
+				// The execution did end, but its record of how is damaged:
+				// not a process that died (no torn tail either), and not
+				// something to trust.
+				s.Status, s.PauseReason = string(StatusPaused), endDamaged(*dm)
 			}
 		}
 		s.Stats.Agents = s.Stats.Replayed + s.Stats.Live + s.Stats.Failed

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
@@ -330,11 +331,28 @@ func (r *Run) execute() {
 	for _, w := range r.warnings {
 		r.logLine(r.main.policy.Root(), "warn", w)
 	}
+	defer func() {
+		// A panic past the script (in settling the run) still ends this
+		// run only: it is failed in memory, and its journal says what a
+		// crash would.
+		if x := recover(); x != nil {
+			err := r.recovered("the end of the run", x)
+			r.mu.Lock()
+			r.status, r.err, r.endedAt = StatusFailed, err, time.Now()
+			r.mu.Unlock()
+			_ = r.journal.Close()
+			r.lease.Release()
+			r.rt.forget(r)
+		}
+	}()
 	stopSnapshots := r.startSnapshots()
 	var result json.RawMessage
 	err := r.confirmCost()
 	if err == nil {
-		result, err = r.script.Run(r.ctx, r.main)
+		result, err = r.runScript()
+	}
+	if err == nil {
+		err = lang.CheckJSONNesting("the workflow's result", result, r.rt.maxNesting())
 	}
 	cause := context.Cause(r.ctx)
 	// Calls the script left running (it threw, or was cancelled) must not
@@ -349,7 +367,10 @@ func (r *Run) execute() {
 	stopSnapshots()
 
 	status, reason := StatusCompleted, ""
+	var crashed *crashCause
 	switch {
+	case errors.As(cause, &crashed):
+		status, err = StatusFailed, crashed.err
 	case r.stopping.Load() || errors.Is(cause, ErrStopped):
 		status, err = StatusStopped, nil
 	case errors.Is(cause, ErrPaused):
@@ -367,6 +388,17 @@ func (r *Run) execute() {
 		result = nil
 	}
 	r.finish(status, reason, result, err)
+}
+
+// runScript runs the script; a panic in it (a bug of a script host, or of
+// the JavaScript engine under it) fails this run, not the process.
+func (r *Run) runScript() (result json.RawMessage, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			result, err = nil, r.recovered("the script host", x)
+		}
+	}()
+	return r.script.Run(r.ctx, r.main)
 }
 
 // callContext is what a call the script starts runs under: the run's
@@ -415,7 +447,17 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 			end.ErrorCode = ee.Code
 		}
 	}
-	if werr := r.appendSync(context.Background(), &record{Type: recEnd, End: end}); werr != nil {
+	werr := r.appendEnd(end)
+	if werr != nil && errors.Is(werr, errEncode) {
+		// The result cannot be journaled (a host let through what JSON
+		// cannot hold): the run fails, saying why, rather than end without
+		// its end record.
+		err = fmt.Errorf("the workflow's result cannot be journaled: %w", werr)
+		status, result, reason = StatusFailed, nil, ""
+		end.Status, end.PauseReason, end.Result, end.Error, end.ErrorCode = string(status), "", nil, err.Error(), ""
+		werr = r.appendEnd(end)
+	}
+	if werr != nil {
 		r.rt.log.Error("journal the end of a run", "run", r.id, "err", werr)
 		// Without its end record the journal says the run was cut short:
 		// paused, as the next listing shows it, and resumable.
@@ -453,15 +495,27 @@ func (r *Run) fail(err error) {
 
 // stateLost is the pause reason of a run whose state could not be written.
 func stateLost(err error) string {
-	return "its state could not be written (" + err.Error() + "); every finished call is journaled: " +
-		"fix that (free disk space?) and resume it"
+	what, fix := "its state could not be written", "fix that (free disk space?) and resume it"
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		what, fix = "the disk is full: its state could not be written", "free disk space and resume it"
+	case errors.Is(err, syscall.EROFS):
+		what, fix = "the file system is read-only: its state could not be written", "make it writable and resume it"
+	}
+	return what + " (" + err.Error() + "); every finished call is journaled: " + fix
 }
 
-// append queues a record; it becomes durable with the next sync.
+// append queues a record; it becomes durable with the next sync. A
+// record that cannot be journaled pauses the run: what is not in the
+// journal would be done again, or lost.
 func (r *Run) append(rec *record) {
-	buf := r.encode(rec)
-	if err := r.journal.Append(*buf); err != nil {
+	buf, err := r.encode(rec)
+	if err == nil {
+		err = r.journal.Append(*buf)
+	}
+	if err != nil {
 		r.rt.log.Warn("journal a record", "run", r.id, "type", rec.Type, "err", err)
+		r.fail(fmt.Errorf("journal a %s record: %w", rec.Type, err))
 	}
 	r.rt.buffers.Put(buf)
 }
@@ -469,13 +523,30 @@ func (r *Run) append(rec *record) {
 // appendSync writes a record and waits until it is on disk, or until ctx
 // is done. Records that are waited for together share one fsync.
 func (r *Run) appendSync(ctx context.Context, rec *record) error {
-	buf := r.encode(rec)
-	err := r.journal.AppendSync(ctx, *buf)
+	buf, err := r.encode(rec)
+	if err == nil {
+		err = r.journal.AppendSync(ctx, *buf)
+	}
 	r.rt.buffers.Put(buf)
 	return err
 }
 
-func (r *Run) encode(rec *record) *[]byte {
+// appendEnd writes the end record. It goes out even when an earlier write
+// of the journal failed (a full disk): that write is undone, and the end
+// record, which says why the run paused, may still fit.
+func (r *Run) appendEnd(end *endInfo) error {
+	buf, err := r.encode(&record{Type: recEnd, End: end})
+	if err == nil {
+		err = r.journal.AppendLast(context.Background(), *buf)
+	}
+	r.rt.buffers.Put(buf)
+	return err
+}
+
+// errEncode marks a record that could not be encoded.
+var errEncode = errors.New("cannot encode the record")
+
+func (r *Run) encode(rec *record) (*[]byte, error) {
 	rec.Seq = r.seq.Add(1)
 	rec.Time = time.Now().UnixMilli()
 	rec.Epoch = r.epoch
@@ -483,15 +554,24 @@ func (r *Run) encode(rec *record) *[]byte {
 	if buf == nil {
 		buf = new([]byte)
 	}
-	*buf = appendRecord((*buf)[:0], rec)
-	return buf
+	var err error
+	if *buf, err = appendRecord((*buf)[:0], rec); err != nil {
+		return buf, fmt.Errorf("%w: %w", errEncode, err)
+	}
+	return buf, nil
 }
 
 // appendThen journals a record and calls then once it is on disk (or
-// failed to get there), from the journal's goroutine.
+// failed to get there), from the journal's goroutine. A panic in then
+// fails the run, not the journal's goroutine and with it the process.
 func (r *Run) appendThen(rec *record, then func(error)) {
-	buf := r.encode(rec)
-	r.journal.AppendThen(*buf, then)
+	guarded := func(err error) { r.guard("a journal callback of "+rec.Path, func() { then(err) }) }
+	buf, err := r.encode(rec)
+	if err != nil {
+		guarded(err)
+	} else {
+		r.journal.AppendThen(*buf, guarded)
+	}
 	r.rt.buffers.Put(buf)
 }
 
@@ -502,7 +582,7 @@ func (r *Run) startSnapshots() (stop func()) {
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
+	go r.guard("the run's snapshots", func() {
 		defer wg.Done()
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
@@ -528,7 +608,7 @@ func (r *Run) startSnapshots() (stop func()) {
 				}
 			}
 		}
-	}()
+	})
 	return func() { close(quit); wg.Wait() }
 }
 

@@ -44,6 +44,10 @@ type Config struct {
 	// line of the first execution only. It returns nil for a definition it
 	// cannot rebuild; nil Restore rebuilds none.
 	Restore func(executors.Definition) (executors.Executor, error)
+	// MaxNesting bounds how deeply the values of runs may nest: args, the
+	// args of child workflows, agents' answers, results (see lang); 0 means
+	// lang.DefaultMaxNesting. The script hosts take the same limit.
+	MaxNesting int
 	// Tracing gives every execution a W3C trace (see TraceContext),
 	// journaled and announced in run.started and run.resumed, and every
 	// agent process the TRACEPARENT of its call. Off, nothing is added.
@@ -99,6 +103,11 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.EventRing == 0 {
 		cfg.EventRing = 4096
 	}
+	if cfg.MaxNesting != 0 {
+		if err := lang.ValidMaxNesting(cfg.MaxNesting); err != nil {
+			return nil, err
+		}
+	}
 	// A schema the script writes out fails when it loads, not at its call.
 	cfg.Hosts.CheckSchemasWith(CheckSchema)
 	if cfg.Prices == nil {
@@ -108,11 +117,15 @@ func New(cfg Config) (*Runtime, error) {
 	_, _ = rand.Read(id[:])
 	return &Runtime{
 		cfg: cfg, store: cfg.Store, log: log, bus: NewBus(cfg.EventRing),
-		owner: fmt.Sprintf("pid%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
-		iso:   newIsolation(),
-		runs:  map[string]*Run{},
+		owner:   fmt.Sprintf("pid%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
+		iso:     newIsolation(),
+		schemas: schemaCache{maxNesting: lang.MaxNestingOr(cfg.MaxNesting)},
+		runs:    map[string]*Run{},
 	}, nil
 }
+
+// maxNesting is the limit of lang.NestingError for the runtime's values.
+func (rt *Runtime) maxNesting() int { return lang.MaxNestingOr(rt.cfg.MaxNesting) }
 
 // Events is the runtime's event bus.
 func (rt *Runtime) Events() *Bus { return rt.bus }
@@ -148,6 +161,9 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	if _, err := rt.cfg.Executors.Get(req.Options.Executor); err != nil {
 		return nil, err
 	}
+	if err := lang.CheckJSONNesting("the run's args", req.Args, rt.maxNesting()); err != nil {
+		return nil, err
+	}
 	args, err := NormalizeArgs(req.Args)
 	if err != nil {
 		return nil, err
@@ -175,7 +191,11 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	// The run record is durable before anything else of the run exists
 	// but its lock: a run killed at any moment either has a journal that
 	// starts with it, and resumes, or has no journal and never appears.
-	first := appendRecord(nil, &record{Seq: 1, Type: recRun, Time: now.UnixMilli(), Run: &header})
+	first, err := appendRecord(nil, &record{Seq: 1, Type: recRun, Time: now.UnixMilli(), Run: &header})
+	if err != nil {
+		lease.Release()
+		return nil, fmt.Errorf("start run: %w", err)
+	}
 	jw, err := journal.Create(paths.Journal, first, journal.Options{Fence: lease.Check, ObserveSync: rt.cfg.ObserveFsync})
 	if err != nil {
 		lease.Release()
@@ -321,6 +341,9 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	}
 	args := h.args
 	if req.Args != nil {
+		if err := lang.CheckJSONNesting("the run's args", req.Args, rt.maxNesting()); err != nil {
+			return nil, err
+		}
 		if args, err = NormalizeArgs(req.Args); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,10 @@
 package engine
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"sync"
+)
 
 // scheduler runs a run's live agent calls under its concurrency cap. Calls
 // queue in the order the script made them, so a wide fan-out starts its
@@ -76,9 +80,29 @@ func (s *scheduler) work() {
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
-		c.runLive()
+		runGuarded(c)
 		s.mu.Lock()
 	}
+}
+
+// runGuarded runs c; a panic in it (in an executor, say, on an answer it
+// did not expect) fails c's run, and the worker goes on with the next call.
+func runGuarded(c *agentCall) {
+	defer func() {
+		if x := recover(); x != nil {
+			c.settle(nil, c.run.recovered("agent call "+c.Path, x))
+		}
+	}()
+	// The answer of this worker's last call goes out to the journal as
+	// this one would start: once its write is done, the worker knows
+	// whether the journal can still be written. If not, the call would
+	// run and be paid for, and its answer lost; the run is pausing.
+	if err := c.run.journal.WaitWritten(context.WithoutCancel(c.ctx)); err != nil {
+		c.run.fail(fmt.Errorf("journal call %s: %w", c.Path, err))
+		c.settle(nil, err)
+		return
+	}
+	c.runLive()
 }
 
 // close stops the workers once their current calls return and hands back

@@ -13,6 +13,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // Schemas are compiled and answers validated by santhosh-tekuri/jsonschema
@@ -26,11 +28,15 @@ import (
 type schemaCache struct {
 	mu sync.Mutex
 	m  map[string]*compiledSchema
+	// maxNesting bounds the nesting of the answers its schemas validate;
+	// 0 means lang.DefaultMaxNesting.
+	maxNesting int
 }
 
 type compiledSchema struct {
-	canonical []byte
-	schema    *jsonschema.Schema
+	canonical  []byte
+	schema     *jsonschema.Schema
+	maxNesting int
 }
 
 // schemaURL names an agent's schema in the validator's errors.
@@ -73,7 +79,7 @@ func (c *schemaCache) get(raw json.RawMessage) (*compiledSchema, error) {
 	if c.m == nil {
 		c.m = map[string]*compiledSchema{}
 	}
-	cs := &compiledSchema{canonical: canonical, schema: sch}
+	cs := &compiledSchema{canonical: canonical, schema: sch, maxNesting: c.maxNesting}
 	c.m[string(raw)] = cs
 	return cs, nil
 }
@@ -215,6 +221,11 @@ func (cs *compiledSchema) validate(answer string) (json.RawMessage, error) {
 	text, ok := extractJSON(answer)
 	if !ok {
 		return nil, fmt.Errorf("the answer is not JSON")
+	}
+	// An agent's answer is journaled, replayed into the script and folded
+	// by every list: deeper than the limit, one of them would refuse it.
+	if limit := lang.MaxNestingOr(cs.maxNesting); lang.JSONNesting([]byte(text), limit) > limit {
+		return nil, fmt.Errorf("the answer nests more than %d levels deep; answer with flatter JSON", limit)
 	}
 	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {

@@ -29,6 +29,10 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 		done(nil, err)
 		return
 	}
+	if err := lang.CheckJSONNesting(fmt.Sprintf("workflow(%q): the args", ref), args, r.rt.maxNesting()); err != nil {
+		done(nil, err)
+		return
+	}
 	script, err := r.rt.ResolveWorkflow(ref, filepath.Dir(f.script.Path()))
 	if err != nil {
 		// A child with a syntax error is still a file the run depends on:
@@ -50,9 +54,15 @@ func (r *Run) startWorkflow(ctx context.Context, f *frame, sc *scope, ref string
 	r.logLine(sc, "info", fmt.Sprintf("workflow %s started (%s)", script.Meta().Name, child.rule))
 	ctx, release := r.callContext(ctx)
 	r.calls.Add(1)
+	done = onceDone(done)
 	go func() {
 		defer r.calls.Done()
 		defer release()
+		defer func() {
+			if x := recover(); x != nil {
+				done(nil, r.recovered(fmt.Sprintf("workflow(%q)", ref), x))
+			}
+		}()
 		done(script.Run(ctx, child))
 	}()
 }

@@ -2,6 +2,7 @@ package jsvm
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/dop251/goja"
 
@@ -64,6 +65,11 @@ func (r *run) workflow(call goja.FunctionCall) goja.Value {
 	var args json.RawMessage
 	if a := call.Argument(1); !goja.IsUndefined(a) {
 		raw, err := r.toJSON(a)
+		var deep *lang.NestingError
+		if errors.As(err, &deep) {
+			deep.What = "workflow(): the args"
+			r.throwNesting(deep)
+		}
 		if err != nil {
 			r.typeError("workflow(): the args cannot be turned into JSON: %s", r.describeThrownError(err))
 		}

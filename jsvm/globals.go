@@ -32,6 +32,9 @@ func (r *run) setup() error {
 	if _, err := r.vm.RunProgram(r.script.prelude); err != nil {
 		return err
 	}
+	if err := r.installGuards(); err != nil {
+		return err
+	}
 	args := goja.Undefined()
 	if raw := r.env.Args(); raw != nil {
 		v, err := r.fromJSON(raw)

@@ -14,11 +14,15 @@ import (
 // Host loads JavaScript workflow scripts. It implements lang.Host and is
 // safe for concurrent use.
 type Host struct {
-	// prelude is compiled when the first script is loaded: a command that
-	// opens the runtime only to list or show runs never needs it.
-	prelude   func() *goja.Program
-	busyLimit time.Duration
+	// programs are compiled when the first script is loaded: a command
+	// that opens the runtime only to list or show runs never needs them.
+	programs   func() hostPrograms
+	busyLimit  time.Duration
+	maxNesting int
 }
+
+// hostPrograms are the host's own scripts, run in every script's VM.
+type hostPrograms struct{ prelude, guards *goja.Program }
 
 var _ lang.Host = (*Host)(nil)
 
@@ -27,6 +31,9 @@ type Config struct {
 	// BusyLimit stops a script that computes that long without yielding to
 	// the engine; 0 means DefaultBusyLimit.
 	BusyLimit time.Duration
+	// MaxNesting bounds how deeply a script and the values it hands the
+	// engine may nest; 0 means lang.DefaultMaxNesting.
+	MaxNesting int
 }
 
 // New returns a JavaScript host with the default configuration.
@@ -38,10 +45,13 @@ func NewWithConfig(c Config) *Host {
 		c.BusyLimit = DefaultBusyLimit
 	}
 	return &Host{
-		prelude: sync.OnceValue(func() *goja.Program {
-			return goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true)
+		programs: sync.OnceValue(func() hostPrograms {
+			return hostPrograms{
+				prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true),
+				guards:  goja.MustCompile("jsvm-guards.js", guardsSource, true),
+			}
 		}),
-		busyLimit: c.BusyLimit,
+		busyLimit: c.BusyLimit, maxNesting: lang.MaxNestingOr(c.MaxNesting),
 	}
 }
 
@@ -57,6 +67,9 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	s := newSource(src.Path, string(src.Text))
 	if err := s.checkText(); err != nil {
 		return nil, err
+	}
+	if off := sourceNesting(s.text, h.maxNesting); off >= 0 {
+		return nil, s.nestingError(off, h.maxNesting)
 	}
 	blank := findMetaExport(s.text)
 	prog, body, err := parse(s, blank)
@@ -76,19 +89,23 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	}
 	calls := agentCalls(s, prog, body, obj)
 	noteThrows(prog, obj)
+	readArgumentsFirst(prog)
 	// Sloppy mode, as in the node:vm context Claude Code runs scripts in.
 	code, err := goja.CompileAST(prog, false)
 	if err != nil {
 		return nil, compileError(s, err)
 	}
 	sum := sha256.Sum256(src.Text)
+	programs := h.programs()
 	return &Script{
-		src:       s,
-		meta:      meta,
-		code:      code,
-		prelude:   h.prelude(),
-		hash:      hex.EncodeToString(sum[:]),
-		busyLimit: h.busyLimit,
-		calls:     calls,
+		src:        s,
+		meta:       meta,
+		code:       code,
+		prelude:    programs.prelude,
+		guards:     programs.guards,
+		hash:       hex.EncodeToString(sum[:]),
+		busyLimit:  h.busyLimit,
+		maxNesting: h.maxNesting,
+		calls:      calls,
 	}, nil
 }

@@ -2,8 +2,11 @@ package jsvm
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
 )
 
 // goja's ast package has no walker, and a hand-written one would have to
@@ -82,6 +85,11 @@ func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 				err = src.errorf(src.offset(id.Idx), importHint, "require() is not supported in workflow scripts")
 				return false
 			}
+			if id, ok := n.Callee.(*ast.Identifier); ok && id.Name == "eval" {
+				err = src.errorf(src.offset(id.Idx), "parse data with JSON.parse; for code, call (0, eval)(code) or new Function(code), which run in the global scope",
+					"a direct eval(code) is not supported in workflow scripts: here it runs its code in the global scope, where in Node it sees the script's own variables")
+				return false
+			}
 		case *ast.RegExpLiteral:
 			pattern, terr := translateUnicodeProperties(n.Pattern, n.Flags)
 			if terr != nil {
@@ -93,4 +101,130 @@ func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 		return true
 	})
 	return err
+}
+
+// readArgumentsFirst works around a goja bug that panics the process: an
+// arrow function that reads the arguments of the function around it,
+// when that function has not read them itself before, indexes past the
+// end of goja's stack (function f() { return (() => arguments[0])() }).
+// goja resolves arguments at its first use; when that use is inside the
+// arrow, the binding is never moved where the arrow can reach it. Reading
+// arguments first thing in the function's body, as this does, makes the
+// first use the function's own, and the arrow then reads it as it should.
+// The read has no effect of its own. Parameters' defaults get it too (see
+// readArgumentsInDefaults); where goja still panics (an arrow deep in a
+// destructuring pattern's default), the run fails with a message, and the
+// process goes on.
+func readArgumentsFirst(prog *ast.Program) {
+	walk(reflect.ValueOf(prog), func(n ast.Node) (bool, bool) {
+		if fn, ok := n.(*ast.FunctionLiteral); ok && fn.Body != nil && arrowReadsArguments(fn) {
+			list := fn.Body.List
+			at := 0
+			for at < len(list) && isDirective(list[at]) {
+				at++
+			}
+			read := &ast.ExpressionStatement{Expression: &ast.Identifier{Name: "arguments", Idx: fn.Body.LeftBrace + 1}}
+			fn.Body.List = append(list[:at:at], append([]ast.Statement{read}, list[at:]...)...)
+			readArgumentsInDefaults(fn)
+		}
+		return true, true
+	})
+}
+
+// readArgumentsInDefaults does for a function's parameters what the read
+// at the start of its body does for the body: the parameters' defaults run
+// first, so the default that holds such an arrow, a = () => arguments[0],
+// reads arguments before it: a = (arguments, () => arguments[0]).
+func readArgumentsInDefaults(fn *ast.FunctionLiteral) {
+	if fn.ParameterList == nil {
+		return
+	}
+	for _, b := range fn.ParameterList.List {
+		if b.Initializer == nil {
+			continue
+		}
+		probe := &ast.FunctionLiteral{Body: &ast.BlockStatement{List: []ast.Statement{&ast.ExpressionStatement{Expression: b.Initializer}}}}
+		if arrowReadsArguments(probe) {
+			b.Initializer = &ast.SequenceExpression{Sequence: []ast.Expression{
+				&ast.Identifier{Name: "arguments", Idx: b.Initializer.Idx0()}, b.Initializer}}
+			return // the first read is the one that counts
+		}
+	}
+}
+
+// readArgumentsFirstInText is readArgumentsFirst for code made at run time
+// (eval, new Function), which goja parses itself: the read goes into the
+// text, where a function's body begins (after its directives). Text that
+// does not parse is left as it is, for goja to report.
+func readArgumentsFirstInText(text string) string {
+	prog, err := parser.ParseFile(nil, "", text, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return text
+	}
+	var at []int
+	walk(reflect.ValueOf(prog), func(n ast.Node) (bool, bool) {
+		if fn, ok := n.(*ast.FunctionLiteral); ok && fn.Body != nil && arrowReadsArguments(fn) {
+			off := int(fn.Body.LeftBrace) // the byte after {, as goja counts from 1
+			for _, st := range fn.Body.List {
+				if !isDirective(st) {
+					break
+				}
+				off = int(st.Idx1()) - 1
+			}
+			at = append(at, off)
+		}
+		return true, true
+	})
+	if len(at) == 0 {
+		return text
+	}
+	slices.Sort(at)
+	var b strings.Builder
+	last := 0
+	for _, off := range at {
+		off = min(max(off, last), len(text))
+		b.WriteString(text[last:off])
+		b.WriteString(";arguments;")
+		last = off
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// arrowReadsArguments reports whether an arrow function inside fn, and
+// not inside another function in fn, names arguments.
+func arrowReadsArguments(fn *ast.FunctionLiteral) bool {
+	found := false
+	var look func(n ast.Node, inArrow bool)
+	look = func(n ast.Node, inArrow bool) {
+		walk(reflect.ValueOf(n), func(m ast.Node) (bool, bool) {
+			switch m := m.(type) {
+			case *ast.FunctionLiteral:
+				return true, m == n // another function has arguments of its own
+			case *ast.ArrowFunctionLiteral:
+				if m != n {
+					look(m, true)
+					return !found, false
+				}
+			case *ast.Identifier:
+				if inArrow && m.Name == "arguments" {
+					found = true
+					return false, false
+				}
+			}
+			return true, true
+		})
+	}
+	look(fn, false)
+	return found
+}
+
+// isDirective reports a "use strict"-like string statement.
+func isDirective(st ast.Statement) bool {
+	es, ok := st.(*ast.ExpressionStatement)
+	if !ok {
+		return false
+	}
+	_, ok = es.Expression.(*ast.StringLiteral)
+	return ok
 }

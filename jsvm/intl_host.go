@@ -82,9 +82,17 @@ func (r *run) installIntl() error {
 	return r.vm.Set(intlName, host)
 }
 
-// rangeError is a RangeError of the script's realm, to throw.
+// rangeError is a RangeError of the script's realm, to throw: the one
+// there was before the script ran, if the guards read it.
 func (r *run) rangeError(message string) goja.Value {
-	if ctor, ok := goja.AssertConstructor(r.vm.Get("RangeError")); ok {
+	ctor := r.rangeErrorCtor
+	if ctor == nil {
+		ctor, _ = r.vm.Get("RangeError").(*goja.Object)
+	}
+	if ctor == nil {
+		return r.vm.NewTypeError(message)
+	}
+	if ctor, ok := goja.AssertConstructor(ctor); ok {
 		if obj, err := ctor(nil, r.vm.ToValue(message)); err == nil {
 			return obj
 		}

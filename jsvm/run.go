@@ -3,6 +3,7 @@ package jsvm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -49,6 +50,12 @@ type run struct {
 
 	// throws are the last values the script threw, and where (throws.go).
 	throws []throwSite
+
+	// enc encodes values for the engine (values.go), made at first use.
+	enc *encoder
+	// rangeErrorCtor is the script's RangeError, read before the script
+	// runs: the script may replace the global one.
+	rangeErrorCtor *goja.Object
 }
 
 func newRun(ctx context.Context, s *Script, env lang.Env) *run {
@@ -100,10 +107,18 @@ func (r *run) run() (json.RawMessage, error) {
 	if p.State() == goja.PromiseStateRejected {
 		return nil, r.thrown(p.Result())
 	}
-	out, err := r.resultJSON(p.Result())
-	if err != nil {
+	out, notes, err := r.resultJSON(p.Result())
+	var deep *lang.NestingError
+	switch {
+	case errors.As(err, &deep):
+		deep.What = "the workflow's result"
+		return nil, &lang.Error{File: r.script.src.path, Message: deep.Error(), Err: deep}
+	case err != nil:
 		return nil, &lang.Error{File: r.script.src.path, Message: "the workflow's result cannot be turned into JSON: " + r.describeThrownError(err),
 			Hint: "return plain data: objects, arrays, strings, numbers, booleans and null"}
+	}
+	if len(notes) > 0 {
+		r.env.Log(r.env.Root(), "warn", lang.NonFiniteNote(notes))
 	}
 	return out, nil
 }

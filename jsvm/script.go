@@ -17,9 +17,13 @@ type Script struct {
 	meta    lang.Meta
 	code    *goja.Program // evaluates to the body's async function
 	prelude *goja.Program
+	guards  *goja.Program // see guards.go
 	hash    string
 	// busyLimit is how long the script may compute without yielding.
 	busyLimit time.Duration
+	// maxNesting bounds the nesting of the values the script hands over,
+	// and of the code it makes with eval or new Function.
+	maxNesting int
 	// calls are the agent() calls whose options the script writes out.
 	calls []lang.StaticCall
 }

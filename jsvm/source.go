@@ -11,13 +11,14 @@ import (
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
-// The body of a workflow runs as the body of an async function, so that
-// top-level await and return parse. The prefix sits on the first line so
+// The body of a workflow runs as the body of an async arrow function, so
+// that top-level await and return parse; an arrow, as in the Node runtime,
+// so that the script's top level has no arguments object of its own. The prefix sits on the first line so
 // that every line number stays the same; only the columns of line 1 shift,
 // by len(bodyPrefix), and positions are corrected back when reported. The
 // suffix starts with a newline so a trailing line comment cannot swallow it.
 const (
-	bodyPrefix = "(async function(){"
+	bodyPrefix = "(async () => {"
 	bodySuffix = "\n})"
 )
 

@@ -31,22 +31,30 @@ func parse(src *source, blank int) (*ast.Program, []ast.Statement, error) {
 	// The wrapper holds exactly one function, unless the script closed it
 	// with a brace of its own.
 	if len(prog.Body) == 1 {
-		if st, ok := prog.Body[0].(*ast.ExpressionStatement); ok {
-			if fn, ok := st.Expression.(*ast.FunctionLiteral); ok && src.offset(fn.Body.RightBrace) == len(src.text)+1 {
-				return prog, fn.Body.List, nil
-			}
+		if body := wrapperBody(prog.Body[0]); body != nil && src.offset(body.RightBrace) == len(src.text)+1 {
+			return prog, body.List, nil
 		}
 	}
 	off := len(src.text)
 	if len(prog.Body) == 0 {
 		return nil, nil, src.errorf(off, "", "SyntaxError: the script is empty")
 	}
-	if st, ok := prog.Body[0].(*ast.ExpressionStatement); ok {
-		if fn, ok := st.Expression.(*ast.FunctionLiteral); ok {
-			off = src.offset(fn.Body.RightBrace)
-		}
+	if body := wrapperBody(prog.Body[0]); body != nil {
+		off = src.offset(body.RightBrace)
 	}
 	return nil, nil, src.errorf(off, "check that every { has its }", "SyntaxError: unexpected }: it closes a block that was never opened")
+}
+
+// wrapperBody returns the body of the async arrow function that wraps the
+// script, if st is that function.
+func wrapperBody(st ast.Statement) *ast.BlockStatement {
+	if st, ok := st.(*ast.ExpressionStatement); ok {
+		if fn, ok := st.Expression.(*ast.ArrowFunctionLiteral); ok {
+			body, _ := fn.Body.(*ast.BlockStatement)
+			return body
+		}
+	}
+	return nil
 }
 
 // syntaxError turns a parse error into a positioned error that says what to

@@ -3,11 +3,14 @@ package jsvm
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // Values cross between the script and the engine as JSON, converted by the
@@ -55,70 +58,167 @@ func (r *run) readBuiltins() error {
 }
 
 // toJSON encodes v with JSON.stringify. Values JSON has no form for
-// (undefined, functions) become null.
+// (undefined, functions, NaN) become null, or are left out of objects, as
+// JSON.stringify makes them. A value nested deeper than the limit is a
+// *lang.NestingError naming it "the value".
 func (r *run) toJSON(v goja.Value) (json.RawMessage, error) {
 	if v == nil {
 		return json.RawMessage("null"), nil
 	}
-	s, err := r.builtins.stringify(goja.Undefined(), v)
-	if err != nil {
-		return nil, err
+	return r.encoder().encode(v, false)
+}
+
+// resultJSON encodes the workflow's result. JSON.stringify turns a function
+// or a Symbol into null, or drops it from an object, without a word; as a
+// result that is data lost, so it is an error here, naming where the value
+// is. NaN and Infinity become null, as JSON.stringify makes them (a script
+// that returns budget.remaining() without a budget gets null, not a failed
+// run after every agent was paid); notes lists where, for a warning.
+// undefined stays what JSON makes of it: an absent field, or null.
+func (r *run) resultJSON(v goja.Value) (out json.RawMessage, notes []string, err error) {
+	if v == nil || goja.IsUndefined(v) {
+		return json.RawMessage("null"), nil, nil
 	}
-	if s == nil || goja.IsUndefined(s) {
+	e := r.encoder()
+	out, err = e.encode(v, true)
+	return out, e.nonFinite, err
+}
+
+// encoder runs JSON.stringify with a replacer that follows the nesting of
+// what it encodes, so that a value nested deeper than the limit is refused
+// at the level that goes over it: JSON.stringify itself checks for cycles
+// by comparing each object with every one above it, which at 20,000
+// levels took 4 seconds, at 200,000 minutes. One per run, reused.
+type encoder struct {
+	r        *run
+	replacer goja.Value
+	// depths holds the level of every object seen in this encoding;
+	// parents how each was reached, for the path of a note.
+	depths  map[*goja.Object]int
+	parents map[*goja.Object]parentLink
+	// result marks the encoding of a result (see resultJSON).
+	result    bool
+	tooDeep   bool
+	bad       error
+	nonFinite []string
+}
+
+type parentLink struct {
+	holder *goja.Object
+	key    string
+}
+
+func (r *run) encoder() *encoder {
+	if r.enc == nil {
+		e := &encoder{r: r, depths: map[*goja.Object]int{}, parents: map[*goja.Object]parentLink{}}
+		e.replacer = r.vm.ToValue(e.replace)
+		r.enc = e
+	}
+	return r.enc
+}
+
+func (e *encoder) encode(v goja.Value, result bool) (json.RawMessage, error) {
+	clear(e.depths)
+	clear(e.parents)
+	e.result, e.tooDeep, e.bad, e.nonFinite = result, false, nil, nil
+	s, err := e.r.builtins.stringify(goja.Undefined(), v, e.replacer)
+	switch {
+	case e.tooDeep:
+		return nil, &lang.NestingError{What: "the value", Limit: e.r.script.maxNesting}
+	case err != nil:
+		return nil, err
+	case e.bad != nil:
+		return nil, e.bad
+	case s == nil || goja.IsUndefined(s):
 		return json.RawMessage("null"), nil
 	}
 	return json.RawMessage(s.String()), nil
 }
 
-// resultJSON encodes the workflow's result. JSON.stringify turns a
-// function, a Symbol, NaN or Infinity into null, or drops it from an
-// object, without a word; as a result that is data lost, so it is an
-// error here, naming where the value is. undefined stays what JSON makes
-// of it: an absent field, or null.
-func (r *run) resultJSON(v goja.Value) (json.RawMessage, error) {
-	if v == nil || goja.IsUndefined(v) {
-		return json.RawMessage("null"), nil
+// replace is the replacer: called for every value JSON.stringify meets,
+// with the object holding it as this, before it goes into the value.
+func (e *encoder) replace(call goja.FunctionCall) goja.Value {
+	holder, _ := call.This.(*goja.Object)
+	key, val := call.Argument(0).String(), call.Argument(1)
+	if obj, ok := val.(*goja.Object); ok && !isFunction(val) {
+		depth := e.depths[holder] + 1 // the holder of the value itself is at 0
+		if depth > e.r.script.maxNesting {
+			e.tooDeep = true
+			panic(e.r.vm.ToValue("nested too deeply")) // ends JSON.stringify; encode reports it
+		}
+		e.depths[obj] = depth
+		if e.result {
+			e.parents[obj] = parentLink{holder, key}
+		}
 	}
-	var bad error
-	replacer := r.vm.ToValue(func(call goja.FunctionCall) goja.Value {
-		key, val := call.Argument(0).String(), call.Argument(1)
-		if bad != nil {
-			return val
-		}
-		what := ""
-		switch {
-		case isFunction(val):
-			what = "a function"
-		case isSymbol(val):
-			what = "a Symbol"
-		case goja.IsNaN(val):
-			what = "NaN"
-		case goja.IsInfinity(val):
-			what = val.String()
-		default:
-			return val
-		}
-		where := "it"
-		if holder, ok := call.This.(*goja.Object); ok && key != "" {
-			where = fmt.Sprintf("its field %q", key)
-			if holder.ClassName() == "Array" {
-				where = "its element " + key
-			}
-		}
-		bad = fmt.Errorf("%s is %s, which JSON cannot hold", where, what)
+	if !e.result || e.bad != nil {
 		return val
-	})
-	s, err := r.builtins.stringify(goja.Undefined(), v, replacer)
-	if err != nil {
-		return nil, err
 	}
-	if bad != nil {
-		return nil, bad
+	switch {
+	case goja.IsNaN(val), goja.IsInfinity(val):
+		e.nonFinite = append(e.nonFinite, fmt.Sprintf("%s at %s", val.String(), e.path(holder, key)))
+		return goja.Null()
+	case isFunction(val):
+		e.bad = fmt.Errorf("%s is a function, which JSON cannot hold", e.where(holder, key))
+	case isSymbol(val):
+		e.bad = fmt.Errorf("%s is a Symbol, which JSON cannot hold", e.where(holder, key))
 	}
-	if s == nil || goja.IsUndefined(s) {
-		return json.RawMessage("null"), nil
+	return val
+}
+
+// where names the place of a value for an error: "it", "its field \"x\"",
+// "its element 3".
+func (e *encoder) where(holder *goja.Object, key string) string {
+	if _, nested := e.depths[holder]; !nested || holder == nil {
+		return "it"
 	}
-	return json.RawMessage(s.String()), nil
+	if holder.ClassName() == "Array" {
+		return "its element " + key
+	}
+	return fmt.Sprintf("its field %q", key)
+}
+
+// path spells where a value sits in the result, as JavaScript would reach
+// it: result.items[2].score.
+func (e *encoder) path(holder *goja.Object, key string) string {
+	var steps []string
+	for {
+		if _, nested := e.depths[holder]; !nested || holder == nil {
+			break
+		}
+		steps = append(steps, pathStep(holder, key))
+		link := e.parents[holder]
+		holder, key = link.holder, link.key
+	}
+	var b strings.Builder
+	b.WriteString("result")
+	for i := len(steps) - 1; i >= 0; i-- {
+		b.WriteString(steps[i])
+	}
+	return b.String()
+}
+
+func pathStep(holder *goja.Object, key string) string {
+	if holder.ClassName() == "Array" {
+		return "[" + key + "]"
+	}
+	if isIdentifier(key) {
+		return "." + key
+	}
+	q, _ := json.Marshal(key)
+	return "[" + string(q) + "]"
+}
+
+func isIdentifier(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isIdentByte(s[i]) || s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func isFunction(v goja.Value) bool {
@@ -137,6 +237,11 @@ func (r *run) optionsJSON(fn string, v goja.Value) json.RawMessage {
 		return nil
 	}
 	raw, err := r.toJSON(v)
+	var deep *lang.NestingError
+	if errors.As(err, &deep) {
+		deep.What = fn + ": the options"
+		r.throwNesting(deep)
+	}
 	if err != nil {
 		r.typeError("%s: the options cannot be turned into JSON: %s", fn, r.describeThrownError(err))
 	}

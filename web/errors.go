@@ -101,6 +101,9 @@ func classify(err error) *apiError {
 		status, code = http.StatusConflict, codeConflict
 	case errors.Is(err, executors.ErrUnknownExecutor):
 		status, code = http.StatusBadRequest, CodeUnknownExecutor
+	case errors.Is(err, lang.ErrTooDeep):
+		// Args (or a script) nested past --max-nesting: the caller's to fix.
+		status, code = http.StatusBadRequest, codeBadRequest
 	case errors.As(err, &le):
 		// A script error found while loading a child or a saved
 		// workflow: still the caller's script.

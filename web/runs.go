@@ -122,6 +122,14 @@ func (s *Server) start(c echo.Context, req StartRequest) (StartResponse, error) 
 		return StartResponse{}, err
 	}
 	seq := s.rt.Events().Sequence()
+	if rc, ok := s.cfg.Elsewhere.(RunControl); ok && s.cfg.StartElsewhere {
+		id, err := rc.Start(c.Request().Context(), RemoteStart{Script: script, Args: args, Options: opts})
+		if err != nil {
+			return StartResponse{}, err
+		}
+		s.summaries.invalidate()
+		return StartResponse{RunID: id, Status: string(engine.StatusRunning), Sequence: seq}, nil
+	}
 	r, err := s.rt.Start(c.Request().Context(), engine.StartRequest{Script: script, Args: args, Options: opts})
 	if err != nil {
 		return StartResponse{}, err
@@ -141,6 +149,23 @@ func (s *Server) resumeRun(c echo.Context) error {
 	var req ResumeRequest
 	if _, err := readBody(c, &req, true); err != nil {
 		return err
+	}
+	if rc, ok := s.cfg.Elsewhere.(RunControl); ok {
+		seq := s.rt.Events().Sequence()
+		epoch, mine, err := rc.Resume(c.Request().Context(), id)
+		if mine && (req.Script != "" || req.Path != "" || req.Args != nil || req.Options != nil) {
+			return newAPIError(http.StatusBadRequest, codeBadRequest, "run %s executes elsewhere (on Temporal): resume it from the API as it is, or with an edited script or options from the CLI: dynworkflow resume %s", id, id)
+		}
+		if mine {
+			if err != nil {
+				return seedRefusal(c, "resume", id, err)
+			}
+			s.summaries.invalidate()
+			return c.JSON(http.StatusAccepted, ResumeResponse{
+				StartResponse: StartResponse{RunID: id, Status: string(engine.StatusRunning), Sequence: seq, Epoch: epoch},
+				OK:            true, Action: "resume",
+			})
+		}
 	}
 	rr := engine.ResumeRequest{}
 	if req.Script != "" || req.Path != "" {
@@ -176,7 +201,22 @@ func (s *Server) resumeRun(c echo.Context) error {
 }
 
 func (s *Server) pauseRun(c echo.Context) error {
-	return s.action(c, "pause", s.rt.Pause)
+	return s.action(c, "pause", s.elsewhereOr(c, "pause", s.rt.Pause))
+}
+
+// elsewhereOr does action to a run of the RunControl, if it has it, and
+// otherwise to the runtime's with local.
+func (s *Server) elsewhereOr(c echo.Context, action string, local func(id string) error) func(id string) error {
+	rc, ok := s.cfg.Elsewhere.(RunControl)
+	if !ok {
+		return local
+	}
+	return func(id string) error {
+		if mine, err := rc.Act(c.Request().Context(), id, action); mine {
+			return err
+		}
+		return local(id)
+	}
 }
 
 // seedRefusal answers a refused pause, resume, stop or delete as the Node
@@ -202,17 +242,17 @@ func seedRefusal(c echo.Context, action, id string, err error) error {
 }
 
 func (s *Server) stopRun(c echo.Context) error {
-	return s.action(c, "stop", s.rt.Stop)
+	return s.action(c, "stop", s.elsewhereOr(c, "stop", s.rt.Stop))
 }
 
 func (s *Server) deleteRun(c echo.Context) error {
-	return s.action(c, "delete", func(id string) error {
+	return s.action(c, "delete", s.elsewhereOr(c, "delete", func(id string) error {
 		if err := s.rt.Delete(id); err != nil {
 			return err
 		}
 		s.rt.Events().Publish(id, EventRunDeleted, nil)
 		return nil
-	})
+	}))
 }
 
 func (s *Server) action(c echo.Context, name string, do func(id string) error) error {

@@ -73,6 +73,9 @@ type Config struct {
 	// Elsewhere lists and shows the project's runs that execute outside
 	// this runtime; nil means there are none.
 	Elsewhere RunSource
+	// StartElsewhere starts the runs of POST /api/runs on Elsewhere, which
+	// must then be a RunControl (`serve --backend temporal`).
+	StartElsewhere bool
 	// Metrics counts the runtime's work for /metrics; nil means a new set
 	// without the journal's fsync latency (which needs the runtime's
 	// Config.ObserveFsync set to Metrics.ObserveFsync).
@@ -119,6 +122,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Runtime == nil {
 		return nil, errors.New("web: Config needs a Runtime")
 	}
+	if _, ok := cfg.Elsewhere.(RunControl); cfg.StartElsewhere && !ok {
+		return nil, errors.New("web: Config.StartElsewhere needs an Elsewhere that is a RunControl")
+	}
 	if len(cfg.Token) < 16 {
 		return nil, errors.New("web: Config needs a token of at least 16 characters")
 	}
@@ -159,6 +165,10 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, requests: newIdempotency(1024), checkpoints: cp,
 		summaries: newSummariesCache(cfg.Runtime, cfg.Elsewhere, log), epoch: newEpoch(), encoded: newEventCache()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
+	if w, ok := cfg.Elsewhere.(RunWatcher); ok {
+		// It follows its runs as long as the server streams events.
+		go w.Watch(s.streams, cfg.Runtime.Events(), cp)
+	}
 	s.setUpMetrics(cfg.Metrics)
 	s.echo = s.newEcho()
 	return s, nil

@@ -37,6 +37,8 @@ type app struct {
 
 	// jsBusyLimit is --js-busy-limit.
 	jsBusyLimit time.Duration
+	// maxNesting is --max-nesting.
+	maxNesting int
 
 	// config is the executor configuration, read once (executorConfig).
 	config    *execconfig.Config
@@ -105,7 +107,8 @@ func (a *app) openStore() (*store.Store, error) {
 
 // hosts is every script language this build knows.
 func (a *app) hosts() *lang.Registry {
-	r := lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit}), star.New())
+	r := lang.NewRegistry(jsvm.NewWithConfig(jsvm.Config{BusyLimit: a.jsBusyLimit, MaxNesting: a.maxNesting}),
+		star.NewWithConfig(star.Config{MaxNesting: a.maxNesting}))
 	r.CheckSchemasWith(engine.CheckSchema)
 	return r
 }
@@ -175,14 +178,15 @@ func (a *app) openRuntime(sim simulate.Config, strict bool, configure func(*engi
 	// left running, before anything new starts.
 	reg := a.openChildren(context.Background(), root, log)
 	cfg := engine.Config{
-		Store:     st,
-		Hosts:     a.hosts(),
-		Executors: executorSet(conf, sim, reg, log, filepath.Join(root, scratchDir)),
-		Restore:   restorer(reg, log),
-		Cwd:       cwd,
-		Logger:    log,
-		EventRing: localEventRing,
-		Prices:    prices,
+		Store:      st,
+		Hosts:      a.hosts(),
+		Executors:  executorSet(conf, sim, reg, log, filepath.Join(root, scratchDir)),
+		Restore:    restorer(reg, log),
+		Cwd:        cwd,
+		Logger:     log,
+		EventRing:  localEventRing,
+		Prices:     prices,
+		MaxNesting: a.maxNesting,
 	}
 	configure(&cfg)
 	var follow func(*engine.Bus)

@@ -46,6 +46,7 @@ func (b *backendFlags) register(fs *pflag.FlagSet, forRuns bool) {
 	fs.StringVar(&b.temporal.Address, "temporal-address", "", "Temporal frontend HOST:PORT (default 127.0.0.1:7233)")
 	fs.StringVar(&b.temporal.Namespace, "temporal-namespace", "", "Temporal namespace (default \"default\")")
 	fs.StringVar(&b.temporal.TaskQueue, "task-queue", "", "Temporal task queue the runs and workers share (default \"dynworkflow\")")
+	fs.StringVar(&b.temporal.Blobs, "blob-dir", "", "on Temporal, the directory of answers and transcripts too large for a history; every worker and client of a run must share it (default: blobs/ in the state directory)")
 }
 
 // backendFileDoes says what the backend file could make dynworkflow do.
@@ -99,6 +100,7 @@ func (b *backendFlags) resolve(cmd *cobra.Command, project string, gate execconf
 	pick("temporal-address", &b.temporal.Address, "DYNWORKFLOW_TEMPORAL_ADDRESS", file.Temporal.Address, "127.0.0.1:7233")
 	pick("temporal-namespace", &b.temporal.Namespace, "DYNWORKFLOW_TEMPORAL_NAMESPACE", file.Temporal.Namespace, index.DefaultNamespace)
 	pick("task-queue", &b.temporal.TaskQueue, "DYNWORKFLOW_TASK_QUEUE", file.Temporal.TaskQueue, index.DefaultTaskQueue)
+	pick("blob-dir", &b.temporal.Blobs, "DYNWORKFLOW_BLOB_DIR", file.Temporal.Blobs, "")
 	if b.backend != backendLocal && b.backend != backendTemporal {
 		return usageErrorf("--backend must be local or temporal, not %q", b.backend)
 	}

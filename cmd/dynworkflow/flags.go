@@ -15,6 +15,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/internal/execconfig"
+	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -125,25 +126,30 @@ func (o *optionFlags) simulate() (simulate.Config, error) {
 	return simulate.Config{MinLatency: lo, MaxLatency: hi, FailureRate: o.simFailureRate, Seed: o.simSeed}, nil
 }
 
-// argsJSON reads --args: inline JSON, or @FILE. Nil means no args.
-func (o *optionFlags) argsJSON(cmd *cobra.Command) (json.RawMessage, error) {
+// argsJSON reads --args: inline JSON, or @FILE. Nil means no args. Args
+// nested deeper than maxNesting are refused here, before encoding/json's
+// own limit would call them invalid.
+func (o *optionFlags) argsJSON(cmd *cobra.Command, maxNesting int) (json.RawMessage, error) {
 	if !cmd.Flags().Changed("args") {
 		return nil, nil
 	}
-	text, source := o.args, "--args"
-	if name, ok := strings.CutPrefix(text, "@"); ok {
+	text, source := []byte(o.args), "--args"
+	if name, ok := strings.CutPrefix(o.args, "@"); ok {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			return nil, usageError(codeBadArgs, fmt.Errorf("--args: %w", err))
 		}
-		text, source = string(b), name
+		text, source = b, name
 	}
-	if !json.Valid([]byte(text)) {
+	if err := lang.CheckJSONNesting(source, text, lang.MaxNestingOr(maxNesting)); err != nil {
+		return nil, usageError(codeBadArgs, err)
+	}
+	if !json.Valid(text) {
 		var v any
-		err := json.Unmarshal([]byte(text), &v)
+		err := json.Unmarshal(text, &v)
 		return nil, usageError(codeBadArgs, fmt.Errorf("%s is not valid JSON (%v); pass a JSON value such as '{\"items\":[1,2]}', or @FILE to read one", source, err))
 	}
-	return json.RawMessage(text), nil
+	return text, nil
 }
 
 // localRuntime reads the flags a command running here needs (the simulated
@@ -154,7 +160,7 @@ func (a *app) localRuntime(cmd *cobra.Command, of *optionFlags, asker *web.Check
 	if err != nil {
 		return nil, nil, err
 	}
-	scriptArgs, err := of.argsJSON(cmd)
+	scriptArgs, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -231,7 +231,7 @@ func (f *forwardFlagSet) register(cmd *cobra.Command) {
 // forwardRun starts ref in the live runtime.
 func (a *app) forwardRun(cmd *cobra.Command, of *optionFlags, cl *web.Client, d web.Descriptor, ref string, attach bool) error {
 	forwardFlags(cmd, a)
-	args, err := of.argsJSON(cmd)
+	args, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func (a *app) forwardRun(cmd *cobra.Command, of *optionFlags, cl *web.Client, d 
 // forwardResume resumes run id in the live runtime.
 func (a *app) forwardResume(cmd *cobra.Command, of *optionFlags, cl *web.Client, d web.Descriptor, id, scriptPath string, attach bool) error {
 	forwardFlags(cmd, a)
-	args, err := of.argsJSON(cmd)
+	args, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return err
 	}

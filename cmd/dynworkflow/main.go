@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/jsvm"
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // handedOverEnv names, in the environment of a process, the build without
@@ -105,6 +107,9 @@ edited resumes without paying for finished calls again.`,
 		if a.jsBusyLimit <= 0 {
 			return usageErrorf("--js-busy-limit must be a positive duration, such as 30s or 5m, not %s", a.jsBusyLimit)
 		}
+		if err := lang.ValidMaxNesting(a.maxNesting); err != nil {
+			return usageErrorf("%v", err)
+		}
 		if err := a.handOverForTracing(cmd); err != nil {
 			return err
 		}
@@ -116,6 +121,8 @@ edited resumes without paying for finished calls again.`,
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	root.PersistentFlags().DurationVar(&a.jsBusyLimit, "js-busy-limit", jsvm.DefaultBusyLimit,
 		"stop a JavaScript workflow that computes this long without waiting for the engine (an endless loop)")
+	root.PersistentFlags().IntVar(&a.maxNesting, "max-nesting", lang.DefaultMaxNesting,
+		fmt.Sprintf("how deeply a script, and the values it passes on (args, results, answers), may nest; at most %d", lang.MaxNestingCeiling))
 	root.PersistentFlags().BoolVar(&a.trace, "trace", false,
 		"export every run execution as an OpenTelemetry trace over OTLP, configured by the OTEL_* variables (also on with OTEL_TRACES_EXPORTER=otlp)")
 	root.PersistentFlags().StringArrayVar(&a.commandExecutors, "command-executor", nil,
@@ -142,6 +149,7 @@ edited resumes without paying for finished calls again.`,
 		a.workerCommand(),
 		a.allowCommand(),
 		a.denyCommand(),
+		a.scheduleCommand(),
 	)
 	return root
 }

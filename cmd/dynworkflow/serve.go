@@ -29,6 +29,7 @@ const serveEventRing = 1 << 16
 
 func (a *app) serveCommand() *cobra.Command {
 	var of optionFlags
+	var bf backendFlags
 	var host string
 	var port int
 	var watchFiles bool
@@ -52,17 +53,18 @@ forward a port: ssh -L 8080:127.0.0.1:PORT this-host.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.serve(cmd, &of, host, port, watchFiles, args)
+			return a.serve(cmd, &of, &bf, host, port, watchFiles, args)
 		},
 	}
 	cmd.Flags().StringVar(&host, "host", "127.0.0.1", "loopback address to listen on (127.0.0.1, ::1 or localhost)")
 	cmd.Flags().IntVar(&port, "port", 0, "port to listen on (0: a free one)")
 	cmd.Flags().BoolVar(&watchFiles, "watch", false, "re-run each run started from a file when its files are saved, replaying what did not change")
 	of.register(cmd.Flags())
+	bf.register(cmd.Flags(), true)
 	return cmd
 }
 
-func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, watchFiles bool, args []string) error {
+func (a *app) serve(cmd *cobra.Command, of *optionFlags, bf *backendFlags, host string, port int, watchFiles bool, args []string) error {
 	if !web.IsLoopbackHost(host) {
 		return usageErrorf("--host %s is not a loopback address. The runtime runs scripts and holds a bearer token, "+
 			"so it serves this machine only; to reach it from elsewhere, forward a port: ssh -L 8080:127.0.0.1:PORT this-host", host)
@@ -78,12 +80,11 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 	if err != nil {
 		return err
 	}
-	scriptArgs, err := of.argsJSON(cmd)
+	scriptArgs, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return err
 	}
-	elsewhere, err := a.runsElsewhere()
-	if err != nil {
+	if err := a.resolveBackendFor(cmd, bf, cmd.Flags().Changed("backend")); err != nil {
 		return err
 	}
 	// Signals are caught from the start: a Ctrl-C while starting up still
@@ -102,6 +103,10 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		return err
 	}
 	if err := checkExecutor(rt, "--executor", opts.Executor); err != nil {
+		return err
+	}
+	elsewhere, err := a.runsElsewhere(rt, bf)
+	if err != nil {
 		return err
 	}
 	descPath := rt.Store().RuntimePath()
@@ -135,7 +140,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, host string, port int, 
 		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), err)
 	}
 	srv, desc, err := a.publishServer(rt, ln, web.Config{Checkpoints: checkpoints, Defaults: opts, Elsewhere: elsewhere,
-		Metrics: counters})
+		StartElsewhere: bf.backend == backendTemporal, Metrics: counters})
 	if err != nil {
 		ln.Close()
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/temporal"
@@ -56,9 +57,27 @@ func (h quietCancels) WithGroup(name string) slog.Handler {
 func (a *app) dialTemporal(ctx context.Context, cfg temporal.Config) (*temporal.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	cfg, err := a.withBlobs(cfg)
+	if err != nil {
+		return nil, err
+	}
 	c, err := temporal.Dial(ctx, cfg, a.hosts(), a.sdkLog())
 	if err != nil {
 		return nil, &exitError{code: exitFailed, err: fmt.Errorf("%w (is the Temporal server up? see --temporal-address)", err)}
 	}
 	return c, nil
+}
+
+// withBlobs gives cfg its blob store: the one it names, else blobs/ in
+// the state directory, which the workers and clients of one machine share.
+func (a *app) withBlobs(cfg temporal.Config) (temporal.Config, error) {
+	if cfg.Blobs != "" {
+		return cfg, nil
+	}
+	root, err := a.stateRoot()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Blobs = filepath.Join(root, "blobs")
+	return cfg, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
+	"github.com/dynworkflow/dynworkflow/web"
 )
 
 // The end-to-end tests of --backend temporal run the real binary against a
@@ -390,5 +391,136 @@ func TestTemporalRunsInServeAPI(t *testing.T) {
 	}
 	if len(d.Calls) != 3 || string(d.Result) != "3" {
 		t.Fatalf("GET /api/runs/%s: %+v", o.RunID, d)
+	}
+}
+
+// TestTemporalServeBackend runs `serve --backend temporal`: a run started
+// from the API runs on Temporal (a worker process answers its agent), its
+// checkpoints wait in the API and are answered there, it follows live on
+// the event stream, and it pauses, resumes and stops from the API.
+func TestTemporalServeBackend(t *testing.T) {
+	e := newTemporalEnv(t)
+	e.startWorker()
+	s := e.serve(e.runFlags()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan web.StreamEvent, 256)
+	go func() {
+		_ = s.client.Stream(ctx, 0, "", func(ev web.StreamEvent) error {
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+			}
+			return nil
+		})
+	}()
+	// see waits for an event of the run of type typ on the stream.
+	see := func(runID, typ string, match func(json.RawMessage) bool) {
+		t.Helper()
+		timeout := time.After(2 * time.Minute)
+		for {
+			select {
+			case ev := <-events:
+				if ev.RunID == runID && ev.Type == typ && (match == nil || match(ev.Payload)) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %s event of %s on the stream", typ, runID)
+			}
+		}
+	}
+	status := func(want string) func(json.RawMessage) bool {
+		return func(p json.RawMessage) bool {
+			var sp struct{ Status string }
+			return json.Unmarshal(p, &sp) == nil && sp.Status == want
+		}
+	}
+
+	resp, err := s.client.Start(ctx, web.StartRequest{Filename: "twice.workflow.js", Script: `export const meta = { name: 'twice', description: 'asks twice' }
+const go = await checkpoint('Go on?', { kind: 'confirm' })
+const a = await agent('first ' + go)
+const channel = await checkpoint('Which channel?', { kind: 'select', choices: ['beta', 'stable'] })
+return [a, channel]
+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.RunID
+	see(id, "checkpoint.pending", nil)
+	cp := s.waitCheckpoint(id)
+	if cp.Prompt != "Go on?" {
+		t.Fatalf("the first checkpoint: %+v", cp)
+	}
+	if err := s.client.Respond(ctx, cp.ID, json.RawMessage(`"not a boolean"`)); err == nil {
+		t.Fatal("a bad answer was taken")
+	}
+	if err := s.client.Respond(ctx, cp.ID, json.RawMessage(`true`)); err != nil {
+		t.Fatal(err)
+	}
+	see(id, "checkpoint.answered", nil)
+	// The agent ran on the worker; the second checkpoint waits.
+	var second web.Checkpoint
+	waitUntil(t, "the second checkpoint", func() bool {
+		cps, _ := s.client.Checkpoints(ctx)
+		for _, c := range cps {
+			if c.RunID == id && c.Prompt == "Which channel?" {
+				second = c
+				return true
+			}
+		}
+		return false
+	})
+	see(id, "run.status", func(p json.RawMessage) bool {
+		var sp struct{ Live int }
+		return json.Unmarshal(p, &sp) == nil && sp.Live == 1
+	})
+
+	// Paused while it waits, then resumed: the answered checkpoint and
+	// the agent replay, the second one asks again.
+	if err := s.client.Pause(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	see(id, "run.status", status("paused"))
+	s.waitRun(id, "paused")
+	if _, err := s.client.Resume(ctx, id, web.ResumeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	see(id, "run.resumed", nil)
+	waitUntil(t, "the second checkpoint asked again", func() bool {
+		cps, _ := s.client.Checkpoints(ctx)
+		for _, c := range cps {
+			if c.ID == second.ID {
+				return true
+			}
+		}
+		return false
+	})
+	if err := s.client.Respond(ctx, second.ID, json.RawMessage(`"stable"`)); err != nil {
+		t.Fatal(err)
+	}
+	see(id, "run.status", status("completed"))
+	d, err := s.client.Run(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Summary.Status != "completed" || !strings.Contains(string(d.Result), "stable") || d.Summary.Stats.Replayed < 1 {
+		t.Fatalf("the run on Temporal: %s %s %+v", d.Summary.Status, d.Result, d.Summary.Stats)
+	}
+
+	// A second run, stopped from the API while it waits.
+	resp, err = s.client.Start(ctx, web.StartRequest{Filename: "stopme.workflow.js", Script: `export const meta = { name: 'stopme', description: 'waits' }
+return await checkpoint('Wait?', { kind: 'confirm' })
+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.waitCheckpoint(resp.RunID)
+	if err := s.client.Stop(ctx, resp.RunID); err != nil {
+		t.Fatal(err)
+	}
+	see(resp.RunID, "run.status", status("stopped"))
+	see(resp.RunID, "checkpoint.withdrawn", nil)
+	if _, err := s.client.Resume(ctx, resp.RunID, web.ResumeRequest{}); err == nil {
+		t.Error("a stopped run resumed")
 	}
 }

@@ -57,15 +57,46 @@ func (a *app) adoptTemporal(_ *cobra.Command, _ *backendFlags, id string) (index
 	return index.Entry{}, false, a.handOver("run " + id + " is not among the project's runs, and looking for it on Temporal (the project's backend)")
 }
 
-// temporalRuns hands `list` over when the project has runs on Temporal.
-// Without the companion, list shows the local runs and the error, which
-// counts the runs it leaves out.
+// temporalRuns hands `list` over when the project has runs or schedules
+// on Temporal. Without the companion, list shows the local runs and the
+// error, which counts the runs it leaves out.
 func (a *app) temporalRuns(context.Context) ([]store.Summary, error) {
 	entries, err := a.temporalEntries()
-	if err != nil || len(entries) == 0 {
+	if err != nil {
 		return nil, err
 	}
+	if len(entries) == 0 {
+		scheds, err := a.temporalSchedules()
+		if err != nil || len(scheds) == 0 {
+			return nil, err
+		}
+		return nil, a.handOver(fmt.Sprintf("the project has %d schedule(s) on Temporal, whose runs are", len(scheds)) + " not shown")
+	}
 	return nil, a.handOver(runsOnTemporal(len(entries)) + " not shown")
+}
+
+// temporalSchedules lists the project's schedules on Temporal.
+func (a *app) temporalSchedules() ([]index.Schedule, error) {
+	ix, err := a.temporalIndex()
+	if err != nil {
+		return nil, err
+	}
+	return ix.Schedules()
+}
+
+func (a *app) scheduleCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "schedule",
+		Short: "Run a workflow on a schedule, on Temporal",
+		Long: `Run a workflow on a schedule, backed by Temporal Schedules. This build has no
+Temporal client: the command runs in its companion, dynworkflow-temporal
+(next to this binary, or on PATH), which prints the full help with
+dynworkflow schedule --help.`,
+		DisableFlagParsing: true,
+		RunE: func(*cobra.Command, []string) error {
+			return a.handOver("dynworkflow schedule")
+		},
+	}
 }
 
 // temporalCheckpoints hands the command over when a run on Temporal may
@@ -87,12 +118,21 @@ func (a *app) temporalCheckpoints(context.Context) ([]web.Checkpoint, map[string
 	return nil, nil, a.handOver(runsOnTemporal(running) + " running, and may wait on checkpoints")
 }
 
-// runsElsewhere hands `serve` over when the project has runs on Temporal:
-// its API and dashboard show them.
-func (a *app) runsElsewhere() (web.RunSource, error) {
+// runsElsewhere hands `serve` over when its runs go to Temporal, or when
+// the project has runs on Temporal: the companion's API and dashboard show
+// and control them.
+func (a *app) runsElsewhere(_ *engine.Runtime, bf *backendFlags) (web.RunSource, error) {
+	if bf.backend == backendTemporal {
+		return nil, a.handOver("serve --backend temporal")
+	}
 	entries, err := a.temporalEntries()
-	if err != nil || len(entries) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if len(entries) == 0 {
+		if scheds, err := a.temporalSchedules(); err != nil || len(scheds) == 0 {
+			return nil, err
+		}
 	}
 	return nil, a.handOver("serving a project with runs on Temporal")
 }

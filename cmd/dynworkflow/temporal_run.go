@@ -29,42 +29,7 @@ import (
 
 // runOnTemporal starts a run on Temporal and follows it.
 func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlags, ref string) error {
-	opts, err := a.options(cmd, of)
-	if err != nil {
-		return err
-	}
-	if ref == "-" {
-		if err := a.readStdinScript(); err != nil {
-			return err
-		}
-	}
-	for _, f := range []string{"simulate-latency", "simulate-failure-rate", "simulate-seed", "command-executor"} {
-		if cmd.Flags().Changed(f) {
-			fmt.Fprintf(a.stderr, "dynworkflow: --%s configures this process's executors; on Temporal the agents run on the workers: give it to `dynworkflow worker`\n", f)
-		}
-	}
-	rt, scriptArgs, err := a.localRuntime(cmd, of, nil)
-	if err != nil {
-		return err
-	}
-	script, err := a.loadScript(rt, ref)
-	if err != nil {
-		return &exitError{code: exitFailed, err: err}
-	}
-	if opts.ConfirmAboveUSD > 0 {
-		// Asked here, before anything starts on Temporal.
-		if err := a.confirmHere(cmd.Context(), rt, script, scriptArgs, opts); err != nil {
-			return err
-		}
-		opts.ConfirmAboveUSD = 0
-	}
-	// The bundle is what was loaded (a script read from stdin has no
-	// file), with whatever it loads read from disk.
-	bundle, script, err := temporal.BundleSource(a.hosts(), lang.Source{Path: script.Path(), Text: script.Text()})
-	if err != nil {
-		return &exitError{code: exitFailed, err: err}
-	}
-	cwd, err := a.projectDir()
+	req, err := a.temporalStartRequest(cmd, of, bf, ref)
 	if err != nil {
 		return err
 	}
@@ -73,18 +38,11 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 		return err
 	}
 	defer c.Close()
-	defaults, err := a.executorDefaults()
-	if err != nil {
-		return err
-	}
-	in, err := c.Start(cmd.Context(), temporal.StartRequest{
-		Bundle: bundle, Script: script, Args: scriptArgs, Options: opts, Cwd: cwd,
-		Human: bf.awaitCheckpoints, Heartbeat: bf.heartbeat, Defaults: defaults,
-		Cost: costModelFor(rt, script.Meta().Name, max(opts.MaxCostUSD, script.Meta().MaxCost) > 0),
-	})
+	in, err := c.Start(cmd.Context(), req)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
+	opts := req.Options
 	ix, err := a.temporalIndex()
 	if err != nil {
 		return err
@@ -98,6 +56,61 @@ func (a *app) runOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendFlag
 	}
 	fmt.Fprintf(a.stderr, "%s started on Temporal at %s (namespace %s, task queue %s)\n", in.RunID, c.Config().Address, c.Config().Namespace, c.Config().TaskQueue)
 	return a.followTemporal(cmd.Context(), c, ix, entry, in.Epoch)
+}
+
+// temporalStartRequest is what a new run on Temporal of the workflow ref
+// starts with: the flags' options, the script bundled with what it loads,
+// the project, and the executors' configuration here.
+func (a *app) temporalStartRequest(cmd *cobra.Command, of *optionFlags, bf *backendFlags, ref string) (temporal.StartRequest, error) {
+	var req temporal.StartRequest
+	opts, err := a.options(cmd, of)
+	if err != nil {
+		return req, err
+	}
+	if ref == "-" {
+		if err := a.readStdinScript(); err != nil {
+			return req, err
+		}
+	}
+	for _, f := range []string{"simulate-latency", "simulate-failure-rate", "simulate-seed", "command-executor"} {
+		if cmd.Flags().Changed(f) {
+			fmt.Fprintf(a.stderr, "dynworkflow: --%s configures this process's executors; on Temporal the agents run on the workers: give it to `dynworkflow worker`\n", f)
+		}
+	}
+	rt, scriptArgs, err := a.localRuntime(cmd, of, nil)
+	if err != nil {
+		return req, err
+	}
+	script, err := a.loadScript(rt, ref)
+	if err != nil {
+		return req, &exitError{code: exitFailed, err: err}
+	}
+	if opts.ConfirmAboveUSD > 0 {
+		// Asked here, before anything starts on Temporal.
+		if err := a.confirmHere(cmd.Context(), rt, script, scriptArgs, opts); err != nil {
+			return req, err
+		}
+		opts.ConfirmAboveUSD = 0
+	}
+	// The bundle is what was loaded (a script read from stdin has no
+	// file), with whatever it loads read from disk.
+	bundle, script, err := temporal.BundleSource(a.hosts(), lang.Source{Path: script.Path(), Text: script.Text()})
+	if err != nil {
+		return req, &exitError{code: exitFailed, err: err}
+	}
+	cwd, err := a.projectDir()
+	if err != nil {
+		return req, err
+	}
+	defaults, err := a.executorDefaults()
+	if err != nil {
+		return req, err
+	}
+	return temporal.StartRequest{
+		Bundle: bundle, Script: script, Args: scriptArgs, Options: opts, Cwd: cwd,
+		Human: bf.awaitCheckpoints, Heartbeat: bf.heartbeat, Defaults: defaults,
+		Cost: costModelFor(rt, script.Meta().Name, max(opts.MaxCostUSD, script.Meta().MaxCost) > 0),
+	}, nil
 }
 
 // costModelFor is what a run on Temporal prices its calls with: this
@@ -131,7 +144,7 @@ func (a *app) resumeOnTemporal(cmd *cobra.Command, of *optionFlags, bf *backendF
 		fmt.Fprintf(a.stderr, "%s is running on Temporal: attached\n", e.RunID)
 		return a.followTemporal(cmd.Context(), c, ix, e, st.Epoch)
 	}
-	scriptArgs, err := of.argsJSON(cmd)
+	scriptArgs, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return err
 	}
@@ -315,9 +328,9 @@ func (r *temporalRun) update(view *progressView, prev, next temporal.State) {
 		r.progress.Started = next.StartedAt
 	}
 	r.mu.Unlock()
-	if prev.Epoch != next.Epoch {
-		prev = temporal.State{}
-	}
+	// A new execution says everything anew, but one that continues the
+	// last (its history grew long) starts with what it said: printing
+	// resumes after the last line seen, wherever it is.
 	seen := 0
 	if n := len(prev.Logs); n > 0 {
 		last := prev.Logs[n-1]

@@ -43,7 +43,11 @@ func (p *temporalPool) get(ctx context.Context, cfg temporal.Config) (*temporal.
 	}
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	c, err := temporal.Dial(dctx, cfg, p.a.hosts(), nil)
+	full, err := p.a.withBlobs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := temporal.Dial(dctx, full, p.a.hosts(), nil)
 	if err != nil {
 		p.failed[cfg] = err
 		if p.onDialError != nil {
@@ -69,14 +73,18 @@ func (a *app) temporalRuns(ctx context.Context) ([]store.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := ix.List()
-	if err != nil || len(entries) == 0 {
-		return nil, err
-	}
 	pool := a.newTemporalPool(func(cfg temporal.Config, err error) {
 		fmt.Fprintf(a.stderr, "dynworkflow: runs on Temporal at %s shown as last seen: %v\n", cfg.Address, err)
 	})
 	defer pool.close()
+	// The runs the project's schedules started are its runs too.
+	if err := a.adoptScheduled(ctx, pool); err != nil {
+		return nil, err
+	}
+	entries, err := ix.List()
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
 	out := make([]store.Summary, 0, len(entries))
 	for _, e := range entries {
 		if e.Summary.Status == string(engine.StatusStopped) {
@@ -245,27 +253,6 @@ func (a *app) deleteTemporal(ctx context.Context, e temporal.Entry) error {
 	}
 	a.done("deleted", e.RunID)
 	return nil
-}
-
-// runsElsewhere is what the API of `serve` shows beside the runtime's own
-// runs: the project's runs on Temporal.
-func (a *app) runsElsewhere() (web.RunSource, error) { return temporalSource{a}, nil }
-
-// temporalSource shows the project's runs on Temporal through the API of
-// `serve`, beside the runtime's own.
-type temporalSource struct{ a *app }
-
-func (s temporalSource) Summaries(ctx context.Context) ([]store.Summary, error) {
-	return s.a.temporalRuns(ctx)
-}
-
-func (s temporalSource) Detail(ctx context.Context, id string) (*engine.Detail, bool, error) {
-	e, ok, err := s.a.temporalEntry(id)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	d, _, err := s.a.showTemporal(ctx, e)
-	return d, true, err
 }
 
 // adoptTemporal finds a run the project's index does not know on the

@@ -27,7 +27,7 @@ func (a *app) runWithUI(cmd *cobra.Command, of *optionFlags, ref string, opts en
 	if err != nil {
 		return err
 	}
-	scriptArgs, err := of.argsJSON(cmd)
+	scriptArgs, err := of.argsJSON(cmd, a.maxNesting)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ same). Ctrl-C stops the worker once its agents have been handed back.`,
 			host, _ := os.Hostname()
 			identity := fmt.Sprintf("dynworkflow-worker %d@%s", os.Getpid(), host)
 			acts := &temporal.Activities{Executors: set, Hosts: a.hosts(), StateRoot: rt.Store().Root(), Identity: identity}
-			w := temporal.NewWorker(c.SDK(), acts, temporal.WorkerOptions{
+			w := temporal.NewWorker(c, acts, temporal.WorkerOptions{
 				TaskQueue: c.Config().TaskQueue, Concurrency: concurrency, Identity: identity,
 			})
 			if err := w.Start(); err != nil {

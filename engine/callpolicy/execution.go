@@ -127,6 +127,11 @@ func (x *Execution) Ledger() *Ledger { return x.ledger }
 // included.
 func (x *Execution) Agents() int64 { return x.agents.Load() }
 
+// SpendTokens counts tokens against the budget that no call of this
+// execution spent: on Temporal, what the executions an execution
+// continues counted.
+func (x *Execution) SpendTokens(tokens int64) { x.spent.Add(tokens) }
+
 // Spent is the tokens the budget counts so far: what the execution's live
 // attempts cost, and what its replayed answers cost when they were made.
 func (x *Execution) Spent() int64 { return x.spent.Load() }

@@ -103,6 +103,18 @@ func sealOf(line []byte) (uint32, bool) {
 	return sum, true
 }
 
+// cutShort reports whether a complete last line that fails its check is
+// what a crash cut short, rather than a record damaged since it was
+// written. A crash can leave a line's length on disk without all of its
+// bytes (zeros in their place); a line that holds no zero byte and ends
+// with its whole seal was written out whole, and a changed byte in it is
+// damage: a bit flip in a completed run's end record is not a crash, and
+// must not be moved aside as one. A line without a seal (a journal from
+// before checksums) is cut short, as it always was.
+func cutShort(line []byte) bool {
+	return !looksSealed(line) || bytes.IndexByte(line, 0) >= 0
+}
+
 // looksSealed reports whether line ends like a sealed line, the key's name
 // and the digits aside: `,"???":"????????"}`. A line that does, without a
 // good seal, had its seal damaged; taking it for a line from before

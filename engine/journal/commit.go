@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -47,12 +48,18 @@ func (w *Writer) commit() {
 		return
 	}
 	w.pending = w.newBatch()
+	w.inflight = b
 	broken := w.broken
+	if b.last && w.undone {
+		broken = nil // see AppendLast
+	}
 	w.mu.Unlock()
 
 	b.err = broken
 	if b.err == nil {
 		b.err = w.write(b)
+	} else {
+		b.wrote(b.err)
 	}
 	close(b.done)
 	for _, then := range b.then {
@@ -73,17 +80,32 @@ func (w *Writer) newBatch() *batch {
 		buf = new(bytes.Buffer)
 	}
 	w.spare = nil
-	return &batch{buf: buf, done: make(chan struct{})}
+	return &batch{buf: buf, done: make(chan struct{}), written: make(chan struct{})}
+}
+
+// wrote ends the wait of AppendWritten for b, with the write's outcome.
+func (b *batch) wrote(err error) {
+	b.writeErr = err
+	close(b.written)
 }
 
 func (w *Writer) write(b *batch) error {
 	if b.records > 0 {
 		if w.opts.Fence != nil {
 			if err := w.opts.Fence(); err != nil {
-				return w.breakWith(fmt.Errorf("journal %s: %w: %w", w.path, ErrFenced, err))
+				err = w.breakWith(fmt.Errorf("journal %s: %w: %w", w.path, ErrFenced, err))
+				b.wrote(err)
+				return err
 			}
 		}
-		n, err := w.file.Write(b.buf.Bytes())
+		w.markMu.Lock()
+		before := w.mark
+		w.markMu.Unlock()
+		write := (*os.File).Write
+		if w.opts.hooks.write != nil {
+			write = w.opts.hooks.write
+		}
+		n, err := write(w.file, b.buf.Bytes())
 		w.bytesWritten.Add(int64(n))
 		w.markMu.Lock()
 		if w.mark.Size == 0 && n > 0 {
@@ -100,13 +122,28 @@ func (w *Writer) write(b *batch) error {
 			w.dirty = true
 		}
 		if err != nil {
-			// A partial write leaves a torn tail, which the next Open
-			// repairs; appending after it would bury it mid-file.
-			return w.breakWith(fmt.Errorf("writing journal %s: %w", w.path, err))
+			// A partial write leaves a torn tail; appending after it would
+			// bury it mid-file. It is cut off at once when the file system
+			// lets us (on a full disk it does, and frees the space the
+			// write took), else the next Open repairs it.
+			err = fmt.Errorf("writing journal %s: %w", w.path, err)
+			b.wrote(err)
+			undone := n == 0 || w.file.Truncate(before.Size) == nil
+			if undone {
+				w.markMu.Lock()
+				w.mark = before
+				w.markMu.Unlock()
+			}
+			w.mu.Lock()
+			w.undone = undone
+			w.mu.Unlock()
+			return w.breakWith(err)
 		}
 		w.records.Add(int64(b.records))
 		w.batches.Add(1)
+		w.keepRoom()
 	}
+	b.wrote(nil)
 	if b.durable && w.dirty {
 		if w.opts.hooks.beforeSync != nil {
 			w.opts.hooks.beforeSync()
@@ -123,6 +160,9 @@ func (w *Writer) write(b *batch) error {
 		if err != nil {
 			// After a failed fsync the kernel may have dropped the dirty
 			// pages; retrying could report success for lost data.
+			w.mu.Lock()
+			w.undone = false
+			w.mu.Unlock()
 			return w.breakWith(fmt.Errorf("syncing journal %s: %w", w.path, err))
 		}
 		w.dirty = false

@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -38,7 +39,11 @@ func ReadMark(path string) (Mark, error) {
 }
 
 // markOf reads the Mark of f: a stat and, for records of usual sizes, one
-// read at each end.
+// read at each end. A line of any size is read at most twice, in large
+// chunks, and never held whole: a run's result is in its last line and its
+// args in its first, and `list` reads the Mark of every run. Reading the
+// last line chunk by chunk, each in front of the last, copied it once per
+// chunk: a 20 MB result made every list take 18 s.
 func markOf(f *os.File) (Mark, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -48,77 +53,119 @@ func markOf(f *os.File) (Mark, error) {
 	if m.Size < 2 {
 		return m, nil
 	}
-	last, err := lastLine(f, m.Size)
-	if err != nil || last == nil {
+	r := lineReader{f: f}
+	var end [1]byte
+	if _, err := f.ReadAt(end[:], m.Size-1); err != nil {
 		return m, err
 	}
-	m.Tail = sealHex(last)
-	if int64(len(last))+1 == m.Size {
-		m.Head = m.Tail
-		return m, nil
+	if end[0] != '\n' {
+		return m, nil // a torn tail: no good last record
 	}
-	first, err := firstLine(f, m.Size)
+	nl, err := r.lastNewline(m.Size - 1)
 	if err != nil {
 		return m, err
 	}
-	m.Head = sealHex(first)
-	return m, nil
+	if m.Tail, err = r.seal(nl+1, m.Size-1); err != nil {
+		return m, err
+	}
+	if nl < 0 {
+		m.Head = m.Tail
+		return m, nil
+	}
+	firstEnd, err := r.nextNewline(0, m.Size)
+	if err != nil {
+		return m, err
+	}
+	m.Head, err = r.seal(0, firstEnd)
+	return m, err
 }
 
-// markChunk is how much markOf reads at a time from each end.
-const markChunk = 4 << 10
+// markChunk is how much markOf reads at a time: a record of usual size is
+// one read.
+const markChunk = 64 << 10
 
-// lastLine reads the complete last line of a file of size bytes, without
-// its newline; nil when the file does not end with one.
-func lastLine(f *os.File, size int64) ([]byte, error) {
-	var line []byte // the bytes after the last newline seen, reversed chunks
-	end := size
+// lineReader reads lines of a file in chunks of one reused buffer.
+type lineReader struct {
+	f   *os.File
+	buf []byte
+}
+
+func (r *lineReader) chunk(n int64) []byte {
+	if r.buf == nil {
+		r.buf = make([]byte, markChunk)
+	}
+	return r.buf[:min(n, int64(len(r.buf)))]
+}
+
+// lastNewline returns the offset of the last '\n' before end, or -1.
+func (r *lineReader) lastNewline(end int64) (int64, error) {
 	for end > 0 {
-		n := min(end, markChunk)
-		chunk := make([]byte, n)
-		if _, err := f.ReadAt(chunk, end-n); err != nil {
-			return nil, err
+		c := r.chunk(end)
+		n := int64(len(c))
+		if _, err := r.f.ReadAt(c, end-n); err != nil {
+			return 0, err
 		}
-		if end == size {
-			if chunk[n-1] != '\n' {
-				return nil, nil
-			}
-			chunk = chunk[:n-1]
+		// IndexByte is vectorized and LastIndexByte is not: a chunk
+		// without a newline, all of a long line's but one, is skipped at
+		// the faster speed.
+		if bytes.IndexByte(c, '\n') >= 0 {
+			return end - n + int64(bytes.LastIndexByte(c, '\n')), nil
 		}
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			return append(chunk[i+1:], line...), nil
-		}
-		line = append(chunk, line...)
 		end -= n
 	}
-	return line, nil
+	return -1, nil
 }
 
-// firstLine reads the line that starts a file of size bytes, without its
-// newline.
-func firstLine(f *os.File, size int64) ([]byte, error) {
-	var line []byte
-	for off := int64(0); off < size; {
-		chunk := make([]byte, min(size-off, markChunk))
-		n, err := f.ReadAt(chunk, off)
-		if i := bytes.IndexByte(chunk[:n], '\n'); i >= 0 {
-			return append(line, chunk[:i]...), nil
+// nextNewline returns the offset of the first '\n' at or after off, or
+// size.
+func (r *lineReader) nextNewline(off, size int64) (int64, error) {
+	for off < size {
+		c := r.chunk(size - off)
+		if _, err := r.f.ReadAt(c, off); err != nil {
+			return 0, err
 		}
-		if err != nil {
-			return nil, err
+		if i := bytes.IndexByte(c, '\n'); i >= 0 {
+			return off + int64(i), nil
 		}
-		line = append(line, chunk[:n]...)
-		off += int64(n)
+		off += int64(len(c))
 	}
-	return line, nil
+	return size, nil
 }
 
-// sealHex is the seal of a good sealed line, or "".
-func sealHex(line []byte) string {
-	if checkLine(line) != lineSealed {
-		return ""
+// seal returns the seal of the line [start, end) when it is a good sealed
+// line (one checkLine finds sealed), else "", computed as it is read.
+func (r *lineReader) seal(start, end int64) (string, error) {
+	n := end - start
+	if n < int64(sealLen)+1 {
+		return "", nil
 	}
-	return string(line[len(line)-10 : len(line)-2])
+	var first [1]byte
+	var tail [sealLen]byte
+	if _, err := r.f.ReadAt(first[:], start); err != nil {
+		return "", err
+	}
+	if _, err := r.f.ReadAt(tail[:], end-int64(sealLen)); err != nil {
+		return "", err
+	}
+	// The seal's shape, as looksSealed and sealOf check it on a line.
+	probe := append([]byte{first[0]}, tail[:]...)
+	sum, ok := sealOf(probe)
+	if !ok {
+		return "", nil
+	}
+	crc := uint32(0)
+	for off := start; off < end-int64(sealLen); {
+		c := r.chunk(end - int64(sealLen) - off)
+		if _, err := r.f.ReadAt(c, off); err != nil {
+			return "", err
+		}
+		crc = crc32.Update(crc, crcTable, c)
+		off += int64(len(c))
+	}
+	if crc32.Update(crc, crcTable, []byte{'}'}) != sum {
+		return "", nil
+	}
+	return string(tail[len(sealPrefix) : len(sealPrefix)+8]), nil
 }
 
 // hexOf is how a Mark writes the checksum sum of a record.

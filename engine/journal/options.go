@@ -33,4 +33,9 @@ type hooks struct {
 	queued     func()               // after a record joined the pending batch
 	beforeSync func()               // in the commit loop, before each fsync
 	sync       func(*os.File) error // replaces datasync
+	// write replaces the write of a batch: a full disk, say, that takes
+	// part of it.
+	write func(f *os.File, b []byte) (int, error)
+	// reserve replaces the allocation of the room past the end.
+	reserve func(f *os.File, off, n int64) error
 }

@@ -40,8 +40,8 @@ type Report struct {
 	Repair Repair
 	// TornBytes is the size of the torn tail that was skipped (and, by
 	// Scan, moved aside): an incomplete last line, or a last line that
-	// fails its check, which is what a crash in the middle of a write
-	// leaves.
+	// fails its check and was cut short (see cutShort), which is what a
+	// crash in the middle of a write leaves.
 	TornBytes int64
 	// Damaged lists the damaged lines before the tail, in order. They stay
 	// in the journal; every scan skips and reports them.
@@ -92,8 +92,10 @@ func scan(path string, fn func(line []byte) error) (Report, error) {
 		long   []byte // a line longer than r's buffer, being assembled
 		sealed bool   // a sealed line was read: every later line must be
 		// broken is a line that failed its check: damage if any line
-		// follows it, the torn tail if it is the last.
-		broken *Damage
+		// follows it or if it was written whole (see cutShort), the torn
+		// tail if it is the last and was cut short.
+		broken      *Damage
+		brokenShort bool
 	)
 	damage := func(line []byte, start int64, reason string) *Damage {
 		return &Damage{Line: lineNo, Offset: start, Length: len(line), Reason: reason,
@@ -118,8 +120,10 @@ func scan(path string, fn func(line []byte) error) (Report, error) {
 					rep.Damaged = append(rep.Damaged, *broken)
 				}
 				rep.TornBytes = int64(len(line))
-			} else if broken != nil {
+			} else if broken != nil && brokenShort {
 				rep.TornBytes = int64(broken.Length) + 1
+			} else if broken != nil {
+				rep.Damaged = append(rep.Damaged, *broken)
 			}
 			return rep, nil
 		}
@@ -142,7 +146,7 @@ func scan(path string, fn func(line []byte) error) (Report, error) {
 			if _, ok := sealOf(record); !ok {
 				reason = "it is not valid JSON"
 			}
-			broken = damage(record, start, reason)
+			broken, brokenShort = damage(record, start, reason), cutShort(record)
 			continue
 		case lineUnsealed:
 			if sealed {

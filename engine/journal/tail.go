@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -30,9 +29,11 @@ func (r Repair) String() string {
 }
 
 // The torn-tail rule, shared by Open and Scan: a crash mid-write leaves a
-// prefix of the last batch, so the last line is torn when it has no newline
-// or fails its check. Lines before it that fail their check are not torn:
-// they stay where they are, and every scan reports them as damaged.
+// prefix of the last batch, so the last line is torn when it has no newline,
+// or fails its check and was cut short (see cutShort). Other lines that
+// fail their check, the last one included when it was written whole, are
+// not torn: they stay where they are, and every scan reports them as
+// damaged.
 
 // repairTail moves the torn tail of the locked journal f, if it has one, to
 // a side file and truncates f to the end of the line before it. It reads
@@ -92,7 +93,7 @@ func findGoodEnd(f *os.File, size int64) (int64, error) {
 	if _, err := f.ReadAt(line, nl+1); err != nil {
 		return 0, err
 	}
-	if checkLine(line) == lineBroken {
+	if checkLine(line) == lineBroken && cutShort(line) {
 		return nl + 1, nil
 	}
 	return size, nil
@@ -100,19 +101,8 @@ func findGoodEnd(f *os.File, size int64) (int64, error) {
 
 // lastNewline returns the offset of the last '\n' before end, or -1.
 func lastNewline(f *os.File, end int64) (int64, error) {
-	var buf [8 << 10]byte
-	for end > 0 {
-		n := min(end, int64(len(buf)))
-		chunk := buf[:n]
-		if _, err := f.ReadAt(chunk, end-n); err != nil {
-			return 0, err
-		}
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			return end - n + int64(i), nil
-		}
-		end -= n
-	}
-	return -1, nil
+	r := lineReader{f: f}
+	return r.lastNewline(end)
 }
 
 // saveSideFile writes torn bytes to <path>.torn-<unix-nanos>, durably.

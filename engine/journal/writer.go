@@ -30,6 +30,12 @@ type Writer struct {
 	pending *batch // the batch records are currently added to
 	closed  bool
 	broken  error // sticky: set by the first failed write, sync or fence
+	// inflight is the batch the commit loop took last.
+	inflight *batch
+	// undone says that the write that broke the Writer was undone: the
+	// file was cut back to its last whole record, so that one last record
+	// (see AppendLast) can still be tried.
+	undone bool
 
 	urgent chan struct{} // a pending record waits for durability
 	lazy   chan struct{} // a pending record may wait for the flush interval
@@ -39,6 +45,9 @@ type Writer struct {
 	// Owned by the commit loop.
 	spare *bytes.Buffer
 	dirty bool // written since the last sync
+	// reservedTo is the end of the room kept allocated past the file's
+	// end (see keepRoom); -1 where the file system cannot keep any.
+	reservedTo int64
 
 	records, batches, fsyncs, bytesWritten atomic.Int64
 
@@ -52,9 +61,14 @@ type batch struct {
 	buf               *bytes.Buffer
 	records           int
 	durable           bool   // someone waits for the batch to be synced
+	last              bool   // it holds a record of AppendLast
 	firstSum, lastSum uint32 // checksums of the first and last records
 	done              chan struct{}
 	err               error
+	// written is closed once the batch is written, before its sync;
+	// writeErr is then the outcome of the write.
+	written  chan struct{}
+	writeErr error
 	// then holds the callbacks of AppendThen, run once the batch is
 	// written and synced (or failed).
 	then []func(error)
@@ -99,8 +113,47 @@ func Open(path string, opts ...Options) (*Writer, error) {
 		return nil, fmt.Errorf("reading journal %s: %w", path, err)
 	}
 	w.pending = w.newBatch()
+	w.keepRoom()
 	go w.commitLoop()
 	return w, nil
+}
+
+// The journal keeps room on the disk for its last record. Past its end it
+// keeps roomSize bytes allocated (fallocate with KEEP_SIZE: the file does
+// not grow), topped up as records fill it; when the disk has no room left
+// to top it up, the Writer takes no more records while at least roomLow
+// bytes remain, and AppendLast can still write how the run ended. Without
+// it, a run that filled the disk to the last byte could not say why it
+// paused, and list showed it as left by a process that exited.
+const (
+	roomSize = 64 << 10
+	roomLow  = 16 << 10
+)
+
+// keepRoom tops up the room past the journal's end. Called by Open and by
+// the commit loop.
+func (w *Writer) keepRoom() {
+	size := w.Mark().Size
+	if w.reservedTo < 0 || w.reservedTo-size >= roomLow {
+		return
+	}
+	keep := reserve
+	if w.opts.hooks.reserve != nil {
+		keep = w.opts.hooks.reserve
+	}
+	switch err := keep(w.file, size, roomSize); {
+	case err == nil:
+		w.reservedTo = size + roomSize
+	case errors.Is(err, unix.ENOSPC) && w.reservedTo > 0:
+		w.mu.Lock()
+		w.undone = true // the room left is the last record's
+		w.mu.Unlock()
+		_ = w.breakWith(fmt.Errorf("writing journal %s: %w: the disk's last room is kept for the journal's last record", w.path, err))
+	case errors.Is(err, unix.ENOSPC):
+		// Opened on a full disk: nothing in reserve; writes will say.
+	default:
+		w.reservedTo = -1 // not supported by this file system
+	}
 }
 
 // Create makes a new journal at path whose first record is first, and opens
@@ -208,8 +261,49 @@ func (w *Writer) OpenRepair() Repair { return w.repaired }
 // one flush interval later. An error in writing it is reported by later
 // calls, since the Writer breaks.
 func (w *Writer) Append(rec []byte) error {
-	_, err := w.enqueue(rec, false, nil)
+	_, err := w.enqueue(rec, queueOpts{})
 	return err
+}
+
+// WaitWritten waits for the write the journal is making, if any (not for
+// its sync: only until the file system took the batch or refused it), and
+// returns why the Writer takes no more records, or nil. A caller about to
+// do something costly (start an agent) learns so whether the file system
+// took the journal's latest write, for the price of a wait for a write
+// that goes out anyway, and which is done long before its sync. Nothing
+// is written for it.
+func (w *Writer) WaitWritten(ctx context.Context) error {
+	w.mu.Lock()
+	b := w.inflight
+	w.mu.Unlock()
+	if b != nil {
+		select {
+		case <-b.written:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return w.Err()
+}
+
+// AppendLast is AppendSync for the last record a Writer gets (how a run
+// ended): it is tried even after a write failed, as long as that write
+// could be undone. On a full disk, undoing the write that did not fit
+// frees its space, and a short last record may fit where it did not. A
+// Writer broken by a failed sync or by its Fence takes nothing more.
+func (w *Writer) AppendLast(ctx context.Context, rec []byte) error {
+	b, err := w.enqueue(rec, queueOpts{durable: true, last: true})
+	if err != nil {
+		return err
+	}
+	return w.wait(ctx, b)
+}
+
+// Err reports why the Writer takes no more records, or nil.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refuse()
 }
 
 // AppendSync queues rec and waits until it has been written and synced.
@@ -218,7 +312,7 @@ func (w *Writer) Append(rec []byte) error {
 // If ctx is done first, AppendSync returns ctx.Err(), but the record stays
 // queued and may still become durable.
 func (w *Writer) AppendSync(ctx context.Context, rec []byte) error {
-	b, err := w.enqueue(rec, true, nil)
+	b, err := w.enqueue(rec, queueOpts{durable: true})
 	if err != nil {
 		return err
 	}
@@ -231,7 +325,7 @@ func (w *Writer) AppendSync(ctx context.Context, rec []byte) error {
 // caller that must not wait for an fsync (a worker with the next call to
 // start) still learns that its record is durable.
 func (w *Writer) AppendThen(rec []byte, then func(error)) {
-	if _, err := w.enqueue(rec, true, then); err != nil {
+	if _, err := w.enqueue(rec, queueOpts{durable: true, then: then}); err != nil {
 		then(err)
 	}
 }
@@ -268,6 +362,9 @@ func (w *Writer) Close() error {
 
 	close(w.quit)
 	<-w.exited // the commit loop commits b on its way out
+	if size := w.Mark().Size; w.reservedTo > size {
+		_ = unreserve(w.file, size, w.reservedTo-size) // a closed journal keeps no room
+	}
 	err := b.err
 	if cerr := w.file.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing journal %s: %w", w.path, cerr))
@@ -275,14 +372,22 @@ func (w *Writer) Close() error {
 	return err
 }
 
-func (w *Writer) enqueue(rec []byte, durable bool, then func(error)) (*batch, error) {
+// queueOpts say how a record is queued: durable waits for a sync, last is
+// AppendLast's, then is AppendThen's callback.
+type queueOpts struct {
+	durable, last bool
+	then          func(error)
+}
+
+func (w *Writer) enqueue(rec []byte, o queueOpts) (*batch, error) {
+	durable, then := o.durable, o.then
 	if err := checkRecord(rec); err != nil {
 		return nil, err
 	}
 	sum := crc32.Checksum(rec, crcTable)
 	sealed := seal(sum)
 	w.mu.Lock()
-	if err := w.refuse(); err != nil {
+	if err := w.refuse(); err != nil && !(o.last && w.undone && !w.closed) {
 		w.mu.Unlock()
 		return nil, err
 	}
@@ -304,6 +409,9 @@ func (w *Writer) enqueue(rec []byte, durable bool, then func(error)) (*batch, er
 	kick := durable && !b.durable
 	if durable {
 		b.durable = true
+	}
+	if o.last {
+		b.last = true
 	}
 	w.mu.Unlock()
 

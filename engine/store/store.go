@@ -1,11 +1,15 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // A Store is the state of one project under one state root. It is safe for
@@ -74,7 +78,7 @@ func Open(root, cwd string) (*Store, error) {
 		}
 	}
 	left, err := migrateLegacy(root, legacyProjectID(cwd), id)
-	if err != nil {
+	if err != nil && !readOnly(err) {
 		return nil, err
 	}
 	s := &Store{
@@ -97,15 +101,25 @@ func Open(root, cwd string) (*Store, error) {
 		// loose can hold loose files. Checking them all on every command
 		// cost start-up a stat per file.
 		if tightened && (dir == s.projectDir || dir == s.runsDir) {
-			if err := tightenFiles(dir); err != nil {
+			if err := tightenFiles(dir); err != nil && !readOnly(err) {
 				return nil, fmt.Errorf("opening state directory: %w", err)
 			}
 		}
 	}
-	if err := s.addNodeViews(); err != nil {
+	if err := s.addNodeViews(); err != nil && !readOnly(err) {
 		return nil, fmt.Errorf("opening state directory: %w", err)
 	}
 	return s, nil
+}
+
+// readOnly reports an error of a write the state directory does not allow
+// (a read-only file system, or no write permission). Open's housekeeping
+// (moving an old project directory, tightening modes, adding the Node
+// runtime's view to old snapshots) is left for a later Open then: list and
+// show must still work on a state directory that can only be read, to
+// inspect a run that paused because its state could no longer be written.
+func readOnly(err error) bool {
+	return errors.Is(err, unix.EROFS) || errors.Is(err, fs.ErrPermission)
 }
 
 // LegacyDir names the project's directory under the id earlier versions

@@ -3,6 +3,7 @@ package temporal
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
@@ -26,9 +28,14 @@ type Activities struct {
 	Hosts     *lang.Registry
 	// StateRoot holds the saved workflows of the state (saved/).
 	StateRoot string
-	// Identity names the worker in the answers it gives.
+	// Identity names the worker in its messages (Temporal records it with
+	// each call it runs).
 	Identity string
 	Logger   *slog.Logger
+
+	// client is the worker's: its blob store and the histories the seal
+	// activity reads (set by NewWorker).
+	client *Client
 }
 
 // Agent runs one attempt of an agent call on its executor
@@ -38,7 +45,7 @@ type Activities struct {
 // loses the call within the heartbeat timeout, and so that a pause or stop
 // of the run reaches the agent.
 func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, error) {
-	out := AgentOutput{Worker: a.Identity, Attempts: in.Attempt}
+	var out AgentOutput
 	exec, err := a.Executors.Get(in.Executor)
 	if err != nil {
 		msg := fmt.Sprintf("it is not offered by worker %s (%v)", a.Identity, err)
@@ -58,15 +65,18 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 
 	started := time.Now()
 	req := executors.Request{
-		RunID: in.RunID, Path: in.Path, Prompt: cmp.Or(in.Ask, in.Prompt), Model: in.Model, Effort: in.Effort,
+		RunID: activity.GetInfo(ctx).WorkflowExecution.ID, Path: in.Path, Prompt: cmp.Or(in.Ask, in.Prompt), Model: in.Model, Effort: in.Effort,
 		AgentType: in.AgentType, Isolation: in.Isolation, Permissions: in.Permissions, Schema: in.Schema, Dir: in.Cwd,
 		Attempt: in.Attempt,
 	}
 	res := callpolicy.RunAttempt(ctx, exec, req, time.Duration(in.TimeoutMs)*time.Millisecond, schema, func(executors.Progress) {})
-	out.Usage, out.Provider, out.Model, out.History = res.Result.Usage, res.Result.Provider, res.Result.Model, res.Result.History
+	out.Usage, out.Provider, out.Model = res.Result.Usage, res.Result.Provider, res.Result.Model
 	out.DurMs = time.Since(started).Milliseconds()
 	if res.Err == nil {
-		out.Value = res.Value
+		if err := a.keep(&out, res.Value, res.Result.History); err != nil {
+			msg := "keep the answer: " + err.Error()
+			return out, agentError(errInfrastructure, msg, AgentFailure{Usage: out.Usage, Message: msg}, err)
+		}
 		return out, nil
 	}
 	if ctx.Err() != nil {
@@ -74,7 +84,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 		// down. Nothing to report but that.
 		return out, ctx.Err()
 	}
-	detail := AgentFailure{Usage: out.Usage, Attempts: in.Attempt, Message: res.Err.Error()}
+	detail := AgentFailure{Usage: out.Usage, Message: res.Err.Error()}
 	var sv *callpolicy.SchemaViolation
 	if errors.As(res.Err, &sv) {
 		detail.Reason = sv.Err.Error()
@@ -86,6 +96,48 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 	}
 	detail.TimedOut = errors.Is(res.Err, context.DeadlineExceeded)
 	return out, agentError(executors.ClassOf(res.Err).String(), res.Err.Error(), detail, res.Err)
+}
+
+// keep puts the answer and the transcript in out, each in the blob store
+// when it is too large for a history.
+func (a *Activities) keep(out *AgentOutput, value json.RawMessage, history []executors.HistoryItem) error {
+	out.Value = value
+	if len(value) > inlineLimit {
+		key, err := a.client.blobs.Put(value)
+		if err != nil {
+			return err
+		}
+		out.Value, out.ValueBlob = nil, key
+	}
+	if len(history) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(history)
+	if err != nil {
+		return err
+	}
+	if len(b) <= inlineLimit {
+		out.History = history
+		return nil
+	}
+	out.HistoryBlob, err = a.client.blobs.Put(b)
+	return err
+}
+
+// Seal writes the page of an execution about to continue as new (see
+// rollover.go), from its history and the state it gives, and returns the
+// page's key.
+func (a *Activities) Seal(ctx context.Context, in SealInput) (string, error) {
+	e, err := a.client.readExecution(ctx, in.RunID, in.Execution)
+	if err != nil {
+		return "", err
+	}
+	e.state = &in.State
+	var prices *cost.Table
+	if e.input.Cost != nil {
+		prices = e.input.Cost.Prices
+	}
+	return putPage(a.client.blobs, pageOf(e, in.GaveUp, prices))
 }
 
 // agentError is a failure the workflow decides about: never retried by

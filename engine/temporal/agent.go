@@ -51,7 +51,13 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		return
 	}
 	if p := pc.Prior; p != nil {
-		done(p.Result, nil)
+		if p.Epoch >= x.in.Chain {
+			x.chainReplays++
+		}
+		done(x.answerOf(p), nil)
+		return
+	}
+	if x.settle(pc, done) {
 		return
 	}
 	if opts.Isolation == "worktree" {
@@ -62,7 +68,7 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		return
 	}
 	c := &agentCall{Call: pc, done: done, batch: batch, input: AgentInput{
-		RunID: x.in.RunID, Path: pc.Path, Fingerprint: pc.FP, Prompt: prompt, Label: opts.Label, Phase: pc.Phase,
+		Path: pc.Path, Fingerprint: pc.FP, Prompt: prompt, Label: opts.Label, Phase: pc.Phase,
 		Executor: pc.Executor, Model: pc.Model, Effort: pc.Effort, Permissions: pc.Permissions,
 		AgentType: opts.AgentType, Isolation: opts.Isolation, Schema: opts.Schema, Cwd: x.in.Cwd,
 		TimeoutMs: pc.Timeout.Milliseconds(),
@@ -76,7 +82,7 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 // run's concurrency cap allows. The cap counts activities outstanding
 // across every worker, so it holds however many workers there are.
 func (x *execution) pump() {
-	for x.active < x.in.Options.Concurrency && len(x.queue) > 0 {
+	for !x.rolling && x.active < x.in.Options.Concurrency && len(x.queue) > 0 {
 		c := x.queue[0]
 		x.queue[0] = nil
 		x.queue = x.queue[1:]
@@ -129,7 +135,9 @@ func (x *execution) runLive(wc workflow.Context, c *agentCall) {
 		c.done(nil, out.Err)
 	case callpolicy.GaveUp:
 		x.policy.Counts.Failed.Add(1)
-		c.done(c.ForScript(out))
+		value, err := c.ForScript(out)
+		x.gaveUpWith(c.Call, err)
+		c.done(value, err)
 	default:
 		x.policy.Counts.Live.Add(1)
 		c.done(out.Value, nil)
@@ -146,6 +154,7 @@ type activities struct {
 }
 
 func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.AttemptResult {
+	x := l.x
 	in := l.c.input
 	in.Attempt = a.N
 	if a.Prompt != in.Prompt {
@@ -156,14 +165,19 @@ func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.A
 		return callpolicy.AttemptResult{Err: err} // stopped between attempts
 	}
 	var out AgentOutput
-	err = workflow.ExecuteActivity(l.x.activityOptions(wc, l.c, a.N), AgentActivity, in).Get(wc, &out)
-	if cause := end(); cause != nil && l.x.goctx.Err() == nil {
+	err = workflow.ExecuteActivity(x.activityOptions(wc, l.c, a.N), AgentActivity, in).Get(wc, &out)
+	defer x.maybeRoll()
+	if cause := end(); cause != nil && x.goctx.Err() == nil {
 		// The user stopped or restarted the attempt: what it cost on its
 		// worker is not known here.
 		return callpolicy.AttemptResult{Err: cause}
 	}
 	if err == nil {
-		return callpolicy.AttemptResult{Value: out.Value,
+		value := out.Value
+		if out.ValueBlob != "" {
+			value = x.blob(out.ValueBlob)
+		}
+		return callpolicy.AttemptResult{Value: value,
 			Result: executors.Result{Usage: out.Usage, Provider: out.Provider, Model: out.Model, History: out.History}}
 	}
 	f, err := agentFailure(err)

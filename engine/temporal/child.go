@@ -40,21 +40,27 @@ func (x *execution) startWorkflow(f *frame, sc *scope, ref string, args json.Raw
 		done(nil, err)
 		return
 	}
+	call := sc.Prefix() + "/" + elem
 	workflow.Go(x.calls, func(wc workflow.Context) {
-		lctx := workflow.WithLocalActivityOptions(wc, workflow.LocalActivityOptions{
-			StartToCloseTimeout: time.Minute,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-		})
-		in := ResolveInput{Ref: ref, Dir: filepath.Dir(f.script.Path()), Cwd: x.in.Cwd}
-		var b Bundle
-		if err := workflow.ExecuteLocalActivity(lctx, ResolveActivity, in).Get(wc, &b); err != nil {
-			if x.goctx.Err() != nil {
-				done(nil, x.stopped())
+		b, found := x.in.Children[call]
+		if !found {
+			lctx := workflow.WithLocalActivityOptions(wc, workflow.LocalActivityOptions{
+				StartToCloseTimeout: time.Minute,
+				RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+			})
+			in := ResolveInput{Ref: ref, Dir: filepath.Dir(f.script.Path()), Cwd: x.in.Cwd}
+			if err := workflow.ExecuteLocalActivity(lctx, ResolveActivity, in).Get(wc, &b); err != nil {
+				if x.goctx.Err() != nil {
+					done(nil, x.stopped())
+					return
+				}
+				done(nil, fmt.Errorf("workflow(%q): %s", ref, failureMessage(err)))
 				return
 			}
-			done(nil, fmt.Errorf("workflow(%q): %s", ref, failureMessage(err)))
-			return
 		}
+		// The chain this execution belongs to runs these files from now
+		// on (RunInput.Children).
+		x.children[call] = b
 		script, err := b.Load(x.hosts)
 		if err != nil {
 			done(nil, fmt.Errorf("workflow(%q): %w", ref, err))

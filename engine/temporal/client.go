@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/engine/temporal/blobs"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
@@ -35,27 +37,40 @@ type Client struct {
 	cfg   Config
 	sdk   client.Client
 	hosts *lang.Registry
+	// blobs keeps what is too large for a history; dc reads and writes
+	// payloads through it.
+	blobs *blobs.Store
+	dc    converter.DataConverter
 }
 
-// Dial connects to the Temporal frontend of cfg. log receives the SDK's own
-// logs; nil discards them.
+// Dial connects to the Temporal frontend of cfg, with the blob store of
+// cfg.Blobs. log receives the SDK's own logs; nil discards them.
 func Dial(ctx context.Context, cfg Config, hosts *lang.Registry, log *slog.Logger) (*Client, error) {
 	cfg = cfg.WithDefaults()
 	if cfg.Address == "" {
 		return nil, errors.New("no Temporal address: pass --temporal-address HOST:PORT")
 	}
+	if cfg.Blobs == "" {
+		return nil, errors.New("no blob store: pass --blob-dir DIR")
+	}
+	store, err := blobs.Open(cfg.Blobs)
+	if err != nil {
+		return nil, err
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	dc := dataConverter(store)
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  cfg.Address,
-		Namespace: cfg.Namespace,
-		Logger:    sdklog.NewStructuredLogger(log),
+		HostPort:      cfg.Address,
+		Namespace:     cfg.Namespace,
+		Logger:        sdklog.NewStructuredLogger(log),
+		DataConverter: dc,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.Address, err)
 	}
-	return &Client{cfg: cfg, sdk: c, hosts: hosts}, nil
+	return &Client{cfg: cfg, sdk: c, hosts: hosts, blobs: store, dc: dc}, nil
 }
 
 // Close closes the connection.
@@ -83,6 +98,9 @@ type StartRequest struct {
 	// (callpolicy.ExecutorDefaults): calls resolve against it as in a
 	// local run (see RunInput.Defaults).
 	Defaults map[string]executors.Defaults
+	// RollEvents is how long a history may grow before its execution
+	// continues as new (RunInput.RollEvents); 0 means the default.
+	RollEvents int
 	// Cost prices the calls (see RunInput.Cost).
 	Cost *cost.Model
 }
@@ -105,7 +123,7 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (RunInput, error) 
 	}
 	in := RunInput{
 		RunID: store.NewRunID(meta.Name), Rule: callpolicy.RuleFresh, Script: req.Bundle, Args: args, Options: req.Options,
-		Cwd: req.Cwd, Human: req.Human, Heartbeat: req.Heartbeat, Defaults: req.Defaults, Cost: req.Cost,
+		Cwd: req.Cwd, Human: req.Human, Heartbeat: req.Heartbeat, Defaults: req.Defaults, RollEvents: req.RollEvents, Cost: req.Cost,
 		Name: meta.Name, Description: meta.Description, ScriptHash: req.Script.Hash(), CreatedAt: time.Now().UTC(),
 	}
 	return in, c.execute(ctx, in)
@@ -135,13 +153,18 @@ type ResumeRequest struct {
 // Resume starts a new execution of a run that has ended (paused, failed or
 // completed). It replays the finished calls of every earlier execution:
 // all that match when the script and args are unchanged, by the per-scope
-// prefix rule when they were edited.
+// prefix rule when they were edited. It reads only the latest execution's
+// history, whose page it adds to the pages that execution replayed from:
+// however many calls the run made, nothing holds all their answers.
 func (c *Client) Resume(ctx context.Context, runID string, req ResumeRequest) (RunInput, error) {
-	execs, err := c.readRun(ctx, runID)
+	desc, err := c.describe(ctx, runID)
+	if err != nil {
+		return RunInput{}, notFound(runID, err)
+	}
+	last, err := c.readExecution(ctx, runID, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId())
 	if err != nil {
 		return RunInput{}, err
 	}
-	last := execs[len(execs)-1]
 	if !last.closed {
 		return RunInput{}, fmt.Errorf("%w: %s is still running; pause it first", engine.ErrNotResumable, runID)
 	}
@@ -186,7 +209,14 @@ func (c *Client) Resume(ctx context.Context, runID string, req ResumeRequest) (R
 	if in.Cost != nil {
 		prices = in.Cost.Prices
 	}
-	in.Prior = prior(execs, prices)
+	page, err := putPage(c.blobs, pageOf(last, nil, prices))
+	if err != nil {
+		return RunInput{}, err
+	}
+	in.Ledger = append(append([]string(nil), last.input.Ledger...), page)
+	// A resume starts a chain of its own, and finds its children again,
+	// as a local resume does.
+	in.Chain, in.Carry, in.Children, in.PauseReason = in.Epoch, nil, nil, ""
 	return in, c.execute(ctx, in)
 }
 
@@ -249,7 +279,8 @@ func (c *Client) Stop(ctx context.Context, runID string) error {
 	in := last.input
 	in.Epoch++
 	in.Previous = append(append([]string(nil), in.Previous...), last.runID)
-	in.Rule, in.Prior, in.Ended = ruleStop, nil, &ended
+	in.Rule, in.Ledger, in.Ended = ruleStop, nil, &ended
+	in.Chain, in.Carry, in.Children, in.PauseReason = in.Epoch, nil, nil, ""
 	return c.execute(ctx, in)
 }
 

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
 	"time"
 
@@ -40,13 +41,13 @@ func (c *Client) Detail(ctx context.Context, runID string) (*engine.Detail, erro
 		}
 		states = append(states, st)
 	}
-	return buildDetail(execs, states), nil
+	return c.buildDetail(execs, states), nil
 }
 
 // buildDetail folds executions and their states into a Detail, as the
 // local engine folds a journal (engine/inspect.go): a later record of a
 // call path supersedes an earlier one.
-func buildDetail(execs []*execHistory, states []*State) *engine.Detail {
+func (cl *Client) buildDetail(execs []*execHistory, states []*State) *engine.Detail {
 	last, lastState := execs[len(execs)-1], states[len(states)-1]
 	in := last.input
 	d := &engine.Detail{
@@ -87,13 +88,14 @@ func buildDetail(execs []*execHistory, states []*State) *engine.Detail {
 			switch r.status {
 			case "done":
 				u := r.output.Usage
-				c.Result, c.Usage, c.Provider, c.Attempts, c.DurMs, c.History = r.output.Value, &u, r.output.Provider, r.output.Attempts, r.output.DurMs, r.output.History
+				c.Result, c.Usage, c.Provider, c.Attempts, c.DurMs, c.History = r.output.Value, &u, r.output.Provider, r.input.Attempt, r.output.DurMs, r.output.History
 				if r.output.Model != "" {
 					c.Model = r.output.Model
 				}
+				cl.readBlobs(c, r.output)
 			case "failed":
 				u := r.failure.Usage
-				c.Usage, c.Error, c.Attempts = &u, r.errMsg, r.failure.Attempts
+				c.Usage, c.Error, c.Attempts = &u, r.errMsg, r.input.Attempt
 				if pausedBy(r.errKind) {
 					// Not the call's failure: the run paused on it, and it
 					// runs again on resume, as a local run shows it.
@@ -122,7 +124,11 @@ func buildDetail(execs []*execHistory, states []*State) *engine.Detail {
 				}
 			}
 		}
-		d.Logs = append(d.Logs, st.Logs...)
+		if st.Status != StatusContinued {
+			// A continuation's state starts with what the execution it
+			// continues said.
+			d.Logs = append(d.Logs, st.Logs...)
+		}
 		for _, ch := range st.Children {
 			if j, ok := children[ch.Frame]; ok {
 				d.Children[j] = ch.ScriptInfo
@@ -136,6 +142,28 @@ func buildDetail(execs []*execHistory, states []*State) *engine.Detail {
 	d.Summary = summary(execs[0], last, lastState)
 	d.ScriptErrors = engine.SortScriptErrors(lastState.ScriptErrors)
 	return d
+}
+
+// readBlobs fills in a call's answer and transcript that its history
+// holds by their keys in the blob store. One the store cannot give is
+// shown as missing, with why, rather than fail the whole detail.
+func (cl *Client) readBlobs(c *engine.CallDetail, out AgentOutput) {
+	if out.ValueBlob != "" {
+		if b, err := cl.blobs.Get(out.ValueBlob); err != nil {
+			c.Error = "the answer cannot be read: " + err.Error()
+		} else {
+			c.Result = b
+		}
+	}
+	if out.HistoryBlob != "" {
+		b, err := cl.blobs.Get(out.HistoryBlob)
+		if err == nil {
+			err = json.Unmarshal(b, &c.History)
+		}
+		if err != nil {
+			c.Error = "the transcript cannot be read: " + err.Error()
+		}
+	}
 }
 
 // summary is the listing line of a run from its latest state.

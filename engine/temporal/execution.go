@@ -14,6 +14,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/engine/temporal/blobs"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -25,11 +26,14 @@ const maxLogs = 2000
 // workflows holds what the workflow function needs besides its input.
 type workflows struct {
 	hosts *lang.Registry
+	// blobs holds the answers and ledger pages too large for a history;
+	// the workflow reads them by key (see rollover.go).
+	blobs *blobs.Store
 }
 
 // run is the Temporal workflow function: one execution of a run.
 func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
-	x := newExecution(ctx, w.hosts, in)
+	x := newExecution(ctx, w.hosts, w.blobs, in)
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return x.snapshot(), nil }); err != nil {
 		return nil, err
 	}
@@ -63,6 +67,9 @@ func (w *workflows) run(ctx workflow.Context, in RunInput) (*State, error) {
 	if in.Rule == ruleStop {
 		return x.markStopped()
 	}
+	if in.PauseReason != "" {
+		x.pauseFor(in.PauseReason)
+	}
 	script, err := in.Script.Load(w.hosts)
 	if err != nil {
 		return x.finish(nil, err)
@@ -92,6 +99,7 @@ func (x *execution) markStopped() (*State, error) {
 type execution struct {
 	in    RunInput
 	hosts *lang.Registry
+	blobs *blobs.Store
 	// wf is the workflow's own context, which Temporal cancels on a stop.
 	wf workflow.Context
 	// host is the workflow context the script and its calls run under. It
@@ -127,31 +135,49 @@ type execution struct {
 	controls    map[string]*callControl
 	checkpoints []*Checkpoint
 	waiting     map[string]*waitingCheckpoint
+
+	// What continuing as new needs (rollover.go): whether the execution is
+	// rolling over, the calls that gave up, the calls the chain settled
+	// that way, how many answers of the chain were replayed, and the child
+	// scripts found.
+	rolling      bool
+	gaveUp       []GaveUp
+	settled      map[string]GaveUp
+	chainReplays int
+	children     map[string]Bundle
+	pauseNext    error
+	// said counts the chain's log lines (without their time) that the
+	// script has not said again yet.
+	said map[engine.LogLine]int
 }
 
-func newExecution(ctx workflow.Context, hosts *lang.Registry, in RunInput) *execution {
+func newExecution(ctx workflow.Context, hosts *lang.Registry, store *blobs.Store, in RunInput) *execution {
 	host, _ := workflow.NewDisconnectedContext(ctx)
 	calls, cancelCalls := workflow.WithCancel(host)
 	goctx, cancel := context.WithCancelCause(withWorkflow(context.Background(), host))
 	x := &execution{
-		in: in, hosts: hosts, wf: ctx, host: host, calls: calls, cancelCalls: cancelCalls, goctx: goctx, cancel: cancel,
-		waiting: map[string]*waitingCheckpoint{}, controls: map[string]*callControl{},
+		in: in, hosts: hosts, blobs: store, wf: ctx, host: host, calls: calls, cancelCalls: cancelCalls, goctx: goctx, cancel: cancel,
+		waiting: map[string]*waitingCheckpoint{}, settled: map[string]GaveUp{}, children: map[string]Bundle{},
+		controls: map[string]*callControl{},
 	}
 	x.state = State{RunID: in.RunID, Name: in.Name, Epoch: in.Epoch, Status: engine.StatusRunning, StartedAt: workflow.Now(ctx)}
-	ledger := callpolicy.NewLedger()
-	if p := in.Prior; p != nil {
-		x.usage = p.Usage
-		for _, r := range p.Runs {
-			ledger.Ran(r)
-		}
-		for _, r := range p.Records {
-			ledger.Note(r)
-		}
-	}
+	ledger := x.loadLedger()
 	limits := in.Options.CallLimits()
 	limits.Cost = in.Cost
 	x.policy = callpolicy.NewExecution(in.RunID, in.Epoch, limits, ledger, workflowHost{x})
+	// The dollar cap counts what every earlier execution cost.
 	x.policy.SetSpentUSD(x.usage.CostUSD)
+	if c := in.Carry; c != nil {
+		x.policy.SpendTokens(c.Spent)
+		x.state.Usage, x.state.StartedAt, x.state.Phase, x.state.Logs = c.Usage, c.StartedAt, c.Phase, c.Logs
+		// The script says again what it said before the execution it
+		// continues ended, as it replays: each such line is said once.
+		x.said = map[engine.LogLine]int{}
+		for _, l := range c.Logs {
+			l.Time = time.Time{}
+			x.said[l]++
+		}
+	}
 	return x
 }
 
@@ -178,6 +204,10 @@ func (x *execution) now() time.Time { return workflow.Now(x.host) }
 
 // log records a narrator line, a phase change or a warning.
 func (x *execution) log(path, level, msg string) {
+	if k := (engine.LogLine{Scope: path, Level: level, Message: msg}); x.said[k] > 0 {
+		x.said[k]--
+		return
+	}
 	if len(x.state.Logs) >= maxLogs {
 		x.state.Logs = slices.Delete(x.state.Logs, 0, len(x.state.Logs)-maxLogs+1)
 	}
@@ -201,6 +231,11 @@ func (x *execution) limitHit(msg string) { x.log("", "warn", "limit reached: "+m
 // pauseFor pauses the execution with a reason the user will see: live
 // calls are cancelled, and a resume replays what finished.
 func (x *execution) pauseFor(reason string) {
+	if errors.Is(x.cause, errRollover) {
+		// Too late to cancel anything: the continuation pauses.
+		x.pauseNext = &pauseCause{reason: reason}
+		return
+	}
 	x.end(&pauseCause{reason: reason})
 }
 
@@ -234,6 +269,11 @@ func (x *execution) finish(result json.RawMessage, err error) (*State, error) {
 	x.end(errExecutionEnded)
 	st := &x.state
 	switch {
+	case errors.Is(cause, errRollover):
+		if can := x.continueAsNew(); can != nil {
+			return nil, can
+		}
+		return x.finish(result, err) // stopped while it sealed its page
 	case errors.Is(cause, engine.ErrStopped):
 		st.Status, err = engine.StatusStopped, nil
 	case errors.Is(cause, engine.ErrPaused):
@@ -284,8 +324,13 @@ func (x *execution) snapshot() State {
 	if x.ended != nil {
 		st.Stats = *x.ended
 	} else {
-		st.Stats.Replayed, st.Stats.Live, st.Stats.Failed = int(n.Replayed.Load()), int(n.Live.Load()), int(n.Failed.Load())
+		// The chain's answers it replayed ran live in the chain, which
+		// this execution goes on with.
+		st.Stats.Replayed, st.Stats.Live, st.Stats.Failed = int(n.Replayed.Load())-x.chainReplays, int(n.Live.Load())+x.chainReplays, int(n.Failed.Load())
 		st.Stats.Retried = int(n.Retried.Load())
+		if c := x.in.Carry; c != nil {
+			st.Stats.Retried += c.Retried
+		}
 		st.Stats.ScriptErrors = engine.CountScriptErrors(st.ScriptErrors)
 	}
 	st.Stats.Agents = st.Stats.Replayed + st.Stats.Live + st.Stats.Failed

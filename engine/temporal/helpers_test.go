@@ -54,7 +54,7 @@ func newClient(t *testing.T) *Client {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	queue := fmt.Sprintf("%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), queues.Add(1))
-	c, err := Dial(ctx, Config{Address: srv.Address, Namespace: srv.Namespace, TaskQueue: queue}, hosts(), testLog(t))
+	c, err := Dial(ctx, Config{Address: srv.Address, Namespace: srv.Namespace, TaskQueue: queue, Blobs: t.TempDir()}, hosts(), testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func newClient(t *testing.T) *Client {
 // startWorker runs an in-process worker on the client's task queue.
 func startWorker(t *testing.T, c *Client, name string, set *executors.Set) {
 	t.Helper()
-	w := NewWorker(c.SDK(), &Activities{Executors: set, Hosts: hosts(), StateRoot: t.TempDir(), Identity: name},
+	w := NewWorker(c, &Activities{Executors: set, Hosts: hosts(), StateRoot: t.TempDir(), Identity: name},
 		WorkerOptions{TaskQueue: c.Config().TaskQueue, Identity: name})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func wait(t *testing.T, c *Client, runID string) State {
 }
 
 // writeScript writes a script into a temporary project and returns its path.
-func writeScript(t *testing.T, name, text string) string {
+func writeScript(t testing.TB, name, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -183,8 +183,14 @@ func replay(t *testing.T, c *Client, runID string) {
 			}
 			hist.Events = append(hist.Events, ev)
 		}
-		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions((&workflows{hosts: hosts()}).run, workflow.RegisterOptions{Name: WorkflowName})
+		// The replay checks determinism, not speed: on a loaded machine
+		// (with -race) reading a long ledger may take over the 1 s the
+		// detector allows (the workers allow 10 s).
+		r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: c.dc, DisableDeadlockDetection: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.RegisterWorkflowWithOptions((&workflows{hosts: hosts(), blobs: c.blobs}).run, workflow.RegisterOptions{Name: WorkflowName})
 		if err := r.ReplayWorkflowHistory(nil, hist); err != nil {
 			t.Errorf("replaying execution %d of %s: %v", e.input.Epoch, runID, err)
 		}

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/cost"
+	"github.com/dynworkflow/dynworkflow/engine/temporal/blobs"
 	"github.com/dynworkflow/dynworkflow/executors"
 )
 
@@ -31,6 +33,9 @@ type execHistory struct {
 	closed bool
 	// closedAs says how it ended when it ended without a State.
 	closedAs string
+	// sealed is, for an execution that continued as new, its state when
+	// it did (the input of its seal activity).
+	sealed *State
 }
 
 // agentRecord is one attempt of an agent call, as the history has it.
@@ -45,8 +50,6 @@ type agentRecord struct {
 	ended     time.Time
 }
 
-var dataConverter = converter.GetDefaultDataConverter()
-
 // readExecution folds the history of one execution.
 func (c *Client) readExecution(ctx context.Context, runID, temporalRunID string) (*execHistory, error) {
 	e := &execHistory{runID: temporalRunID}
@@ -57,7 +60,7 @@ func (c *Client) readExecution(ctx context.Context, runID, temporalRunID string)
 		if err != nil {
 			return nil, fmt.Errorf("read the history of %s: %w", runID, err)
 		}
-		if err := e.apply(ev, bySchedule); err != nil {
+		if err := e.apply(ev, bySchedule, c.dc); err != nil {
 			return nil, fmt.Errorf("read the history of %s: event %d: %w", runID, ev.GetEventId(), err)
 		}
 	}
@@ -67,7 +70,7 @@ func (c *Client) readExecution(ctx context.Context, runID, temporalRunID string)
 	return e, nil
 }
 
-func (e *execHistory) apply(ev *historypb.HistoryEvent, bySchedule map[int64]*agentRecord) error {
+func (e *execHistory) apply(ev *historypb.HistoryEvent, bySchedule map[int64]*agentRecord, dataConverter converter.DataConverter) error {
 	at := ev.GetEventTime().AsTime()
 	switch ev.GetEventType() {
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
@@ -75,7 +78,16 @@ func (e *execHistory) apply(ev *historypb.HistoryEvent, bySchedule map[int64]*ag
 		return dataConverter.FromPayloads(ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &e.input)
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 		a := ev.GetActivityTaskScheduledEventAttributes()
-		if a.GetActivityType().GetName() != AgentActivity {
+		switch a.GetActivityType().GetName() {
+		case SealActivity:
+			var in SealInput
+			if err := dataConverter.FromPayloads(a.GetInput(), &in); err != nil {
+				return err
+			}
+			e.sealed = &in.State
+			return nil
+		case AgentActivity:
+		default:
 			return nil
 		}
 		r := &agentRecord{status: "running", scheduled: at}
@@ -141,7 +153,10 @@ func (e *execHistory) apply(ev *historypb.HistoryEvent, bySchedule map[int64]*ag
 		e.closedAs = "timed out in Temporal"
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
 		e.closed = true
-		e.closedAs = "continued as new in Temporal"
+		e.state = e.sealed
+		if e.state == nil {
+			e.closedAs = "continued as new in Temporal"
+		}
 	}
 	return nil
 }
@@ -189,57 +204,62 @@ func (c *Client) readRun(ctx context.Context, runID string) ([]*execHistory, err
 	return append(out, latest), nil
 }
 
-// prior gathers what the earlier executions did with the run's calls, for
-// the call policy to replay from by the same rules as a local run's
-// journal (callpolicy.Ledger): what each execution ran (its script and
-// args, and its children's), then each call it started, each answer, and
-// the checkpoints its state lists. What the calls cost is priced with
+// pageOf is what an execution did with the run's calls, for the call
+// policy of a later one to replay from by the same rules as a local run's
+// journal (callpolicy.Ledger): what it ran (its script and args, and its
+// children's), then each call it started, each answer, and the checkpoints
+// its state lists. gaveUp are its calls that ended without an answer, for
+// an execution that continues as new. What the calls cost is priced with
 // prices where their CLI did not say (the dollar cap counts it).
-func prior(execs []*execHistory, prices *cost.Table) *Prior {
-	p := &Prior{}
-	for _, e := range execs {
-		epoch := e.input.Epoch
-		p.Runs = append(p.Runs, callpolicy.Run{Epoch: epoch, Identity: callpolicy.IdentityOf(e.input.ScriptHash, e.input.Args)})
-		if e.state != nil {
-			for _, ch := range e.state.Children {
-				p.Runs = append(p.Runs, callpolicy.Run{Frame: ch.Frame, Epoch: epoch, Identity: callpolicy.IdentityOf(ch.Hash, ch.Args)})
-			}
+func pageOf(e *execHistory, gaveUp []GaveUp, prices *cost.Table) *Page {
+	epoch := e.input.Epoch
+	p := &Page{Epoch: epoch, GaveUp: gaveUp}
+	p.Runs = append(p.Runs, callpolicy.Run{Epoch: epoch, Identity: callpolicy.IdentityOf(e.input.ScriptHash, e.input.Args)})
+	if e.state != nil {
+		for _, ch := range e.state.Children {
+			p.Runs = append(p.Runs, callpolicy.Run{Frame: ch.Frame, Epoch: epoch, Identity: callpolicy.IdentityOf(ch.Hash, ch.Args)})
 		}
 	}
-	for _, e := range execs {
-		epoch := e.input.Epoch
-		// spent is what each call's attempts cost so far in the execution:
-		// an answer's cost, which its replay counts against the budget,
-		// is every attempt's, as a local journal records it.
-		spent := map[string]executors.Usage{}
-		for _, r := range e.calls {
-			p.Usage = p.Usage.Add(r.priced(prices))
-			in := r.input
-			spent[in.Path] = spent[in.Path].Add(r.usage())
-			if in.Attempt <= 1 {
-				// The call's later attempts in this execution add nothing.
-				p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: in.Path, FP: in.Fingerprint, Kind: callpolicy.Started})
-			}
-			if r.status == "done" {
-				p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: in.Path, FP: in.Fingerprint, Kind: callpolicy.Finished,
-					Result: r.output.Value, Usage: spent[in.Path]})
-			}
+	// spent is what each call's attempts cost so far in the execution: an
+	// answer's cost, which its replay counts against the budget, is every
+	// attempt's, as a local journal records it.
+	spent := map[string]executors.Usage{}
+	for _, r := range e.calls {
+		p.Usage = p.Usage.Add(r.priced(prices))
+		in := r.input
+		spent[in.Path] = spent[in.Path].Add(r.usage())
+		if in.Attempt <= 1 {
+			// The call's later attempts in this execution add nothing.
+			p.Records = append(p.Records, PageRecord{Record: callpolicy.Record{Epoch: epoch, Path: in.Path, FP: in.Fingerprint, Kind: callpolicy.Started}})
 		}
-		if e.state == nil {
-			continue
+		if r.status == "done" {
+			p.Records = append(p.Records, PageRecord{Record: callpolicy.Record{Epoch: epoch, Path: in.Path, FP: in.Fingerprint, Kind: callpolicy.Finished,
+				Result: r.output.Value, Usage: spent[in.Path]}, Blob: r.output.ValueBlob})
 		}
-		for _, cp := range e.state.Checkpoints {
-			if cp.Source == "journal" {
-				continue // replayed: the earlier execution's record stands
-			}
-			p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: cp.Path, FP: cp.Fingerprint, Kind: callpolicy.Started})
-			if cp.Source != "" {
-				p.Records = append(p.Records, callpolicy.Record{Epoch: epoch, Path: cp.Path, FP: cp.Fingerprint, Kind: callpolicy.Finished,
-					Result: cp.Answer})
-			}
+	}
+	if e.state == nil {
+		return p
+	}
+	for _, cp := range e.state.Checkpoints {
+		if cp.Source == "journal" {
+			continue // replayed: the earlier execution's record stands
+		}
+		p.Records = append(p.Records, PageRecord{Record: callpolicy.Record{Epoch: epoch, Path: cp.Path, FP: cp.Fingerprint, Kind: callpolicy.Started}})
+		if cp.Source != "" {
+			p.Records = append(p.Records, PageRecord{Record: callpolicy.Record{Epoch: epoch, Path: cp.Path, FP: cp.Fingerprint, Kind: callpolicy.Finished,
+				Result: cp.Answer}})
 		}
 	}
 	return p
+}
+
+// putPage stores a page in the blob store and returns its key.
+func putPage(store *blobs.Store, p *Page) (string, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", err
+	}
+	return store.Put(b)
 }
 
 // notFound wraps engine.ErrNotFound for a run Temporal does not know.

@@ -19,6 +19,7 @@ const (
 	WorkflowName        = "dynworkflow.Run"
 	AgentActivity       = "dynworkflow.Agent"
 	ResolveActivity     = "dynworkflow.ResolveWorkflow"
+	SealActivity        = "dynworkflow.Seal"
 	StateQuery          = "dynworkflow.state"
 	RespondUpdate       = "dynworkflow.respond"
 	PauseSignal         = "dynworkflow.pause"
@@ -56,8 +57,29 @@ type RunInput struct {
 	// effort, permissions and timeout against it in the workflow, exactly
 	// as a local run does, so that their fingerprints are the same.
 	Defaults map[string]executors.Defaults `json:"defaults,omitempty"`
-	// Prior holds what earlier executions finished, for replay.
-	Prior *Prior `json:"prior,omitempty"`
+	// Ledger lists the pages (Page) of every earlier execution, oldest
+	// first, by their keys in the blob store: what this one replays from.
+	// No payload ever holds every answer of a run.
+	Ledger []string `json:"ledger,omitempty"`
+	// Chain is the epoch of the start or resume that this execution
+	// continues: an execution continues as new when its history grows
+	// long (see rollover.go), and the ones that continue it go on as if it
+	// had not ended. Chain equals Epoch for a start or a resume.
+	Chain int `json:"chain,omitempty"`
+	// Carry is, for an execution that continues another, what the chain
+	// did so far.
+	Carry *Carry `json:"carry,omitempty"`
+	// Children are the child workflows' scripts the chain found so far,
+	// by the path of their workflow() call, so that a continuation runs
+	// the same files.
+	Children map[string]Bundle `json:"children,omitempty"`
+	// PauseReason is a pause that reached the execution this one
+	// continues as it was ending: this one pauses at once.
+	PauseReason string `json:"pauseReason,omitempty"`
+	// RollEvents is how many history events an execution may have before
+	// it continues as new; 0 means defaultRollEvents. Temporal's own
+	// suggestion to continue (at 4K events or 4 MB by default) also does.
+	RollEvents int `json:"rollEvents,omitempty"`
 	// Cost prices the calls (the price table of the machine that started
 	// or resumed the run) and says what they are expected to cost, for the
 	// dollar cap; nil prices nothing.
@@ -76,24 +98,73 @@ type RunInput struct {
 	Previous []string `json:"previous,omitempty"`
 }
 
-// Prior is what a resumed execution replays from: what every earlier
-// execution did with the run's calls, as the local engine reads it from its
-// journal, for the call policy to decide by the same rules
-// (callpolicy.Ledger).
-type Prior struct {
-	// Runs say which script and args each frame ran in each execution.
+// Page is what one execution did with the run's calls, as the local
+// engine reads it from its journal, for the call policy of a later
+// execution to replay from by the same rules (callpolicy.Ledger). Each
+// execution's page is written once, to the blob store, when the next
+// execution starts; an execution's input names the pages of all before it.
+type Page struct {
+	Epoch int `json:"epoch"`
+	// Runs say which script and args each frame ran.
 	Runs []callpolicy.Run `json:"runs,omitempty"`
-	// Records are the calls' starts, answers and failures, in order.
-	Records []callpolicy.Record `json:"records,omitempty"`
-	// Usage is what every earlier execution cost.
+	// Records are the calls' starts and answers, in order.
+	Records []PageRecord `json:"records,omitempty"`
+	// Usage is what every attempt of the execution cost.
 	Usage executors.Usage `json:"usage"`
+	// GaveUp are the calls that ended without an answer, for an execution
+	// that continued as new: the one that continues it gives the script
+	// the same null or error, where a resume runs them again.
+	GaveUp []GaveUp `json:"gaveUp,omitempty"`
+}
+
+// PageRecord is a record of a call; an answer too large to keep in the
+// page is in the blob store, under Blob.
+type PageRecord struct {
+	callpolicy.Record
+	Blob string `json:"blob,omitempty"`
+}
+
+// GaveUp is a call that ended without an answer: the script got null, or
+// the error of Code and Message.
+type GaveUp struct {
+	Path    string `json:"path"`
+	FP      string `json:"fp"`
+	Epoch   int    `json:"epoch"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Carry is what the executions of a chain did before the one that goes on
+// with it (RunInput.Chain).
+type Carry struct {
+	// Retried counts their retries.
+	Retried int `json:"retried,omitempty"`
+	// Spent is the tokens the budget counted.
+	Spent int64 `json:"spent,omitempty"`
+	// Usage is what their live attempts cost.
+	Usage executors.Usage `json:"usage"`
+	// StartedAt is when the chain started; Phase and Logs are where it
+	// was and what it said.
+	StartedAt time.Time        `json:"startedAt"`
+	Phase     string           `json:"phase,omitempty"`
+	Logs      []engine.LogLine `json:"logs,omitempty"`
+}
+
+// SealInput asks a worker to write the page of an execution about to
+// continue as new: its calls from its history, the rest from its state.
+type SealInput struct {
+	RunID string `json:"runId"`
+	// Execution is the Temporal run id of the execution.
+	Execution string   `json:"execution"`
+	State     State    `json:"state"`
+	GaveUp    []GaveUp `json:"gaveUp,omitempty"`
 }
 
 // AgentInput is one attempt of an agent call, as its activity gets it. It
 // also carries what `show` prints of the call, since the call's history
 // events are where show reads it.
 type AgentInput struct {
-	RunID       string `json:"runId"`
+	// The run's id is the workflow's, which the activity knows.
 	Path        string `json:"path"`
 	Fingerprint string `json:"fp"`
 	Prompt      string `json:"prompt"`
@@ -121,16 +192,17 @@ type AgentInput struct {
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }
 
-// AgentOutput is the answer of an agent call.
+// AgentOutput is the answer of an agent call. An answer or a transcript
+// over inlineLimit is in the blob store, under ValueBlob or HistoryBlob.
 type AgentOutput struct {
-	Value    json.RawMessage         `json:"value"`
-	Usage    executors.Usage         `json:"usage"`
-	Provider string                  `json:"provider,omitempty"`
-	Model    string                  `json:"model,omitempty"`
-	Attempts int                     `json:"attempts"` // the call's attempts so far, this one included
-	DurMs    int64                   `json:"durMs"`
-	History  []executors.HistoryItem `json:"history,omitempty"`
-	Worker   string                  `json:"worker,omitempty"`
+	Value       json.RawMessage         `json:"value,omitempty"`
+	ValueBlob   string                  `json:"valueBlob,omitempty"`
+	HistoryBlob string                  `json:"historyBlob,omitempty"`
+	Usage       executors.Usage         `json:"usage"`
+	Provider    string                  `json:"provider,omitempty"`
+	Model       string                  `json:"model,omitempty"`
+	DurMs       int64                   `json:"durMs"`
+	History     []executors.HistoryItem `json:"history,omitempty"`
 }
 
 // The types of the errors an agent activity fails with: the executor's
@@ -149,7 +221,6 @@ const (
 // AgentFailure is the detail of an agent activity's failure.
 type AgentFailure struct {
 	Usage      executors.Usage `json:"usage"`
-	Attempts   int             `json:"attempts"`
 	RetryAfter time.Duration   `json:"retryAfter,omitempty"`
 	// TimedOut says the attempt ran out of its time.
 	TimedOut bool `json:"timedOut,omitempty"`

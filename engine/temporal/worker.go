@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
@@ -25,12 +24,14 @@ type WorkerOptions struct {
 }
 
 // NewWorker returns a worker that runs both the workflows (the script
-// hosts) and the activities (the agents) of the runs on its task queue.
-func NewWorker(c client.Client, acts *Activities, o WorkerOptions) worker.Worker {
+// hosts) and the activities (the agents) of the runs on its task queue,
+// with c's connection and blob store.
+func NewWorker(c *Client, acts *Activities, o WorkerOptions) worker.Worker {
 	if o.TaskQueue == "" {
 		o.TaskQueue = DefaultTaskQueue
 	}
-	w := worker.New(c, o.TaskQueue, worker.Options{
+	acts.client = c
+	w := worker.New(c.sdk, o.TaskQueue, worker.Options{
 		MaxConcurrentActivityExecutionSize: o.Concurrency,
 		// A fan-out schedules its agents all at once, and each poller
 		// fetches one task per round trip: Temporal's default of two
@@ -42,8 +43,11 @@ func NewWorker(c client.Client, acts *Activities, o WorkerOptions) worker.Worker
 		// SDK's default second for that without being stuck.
 		DeadlockDetectionTimeout: 10 * time.Second,
 	})
-	w.RegisterWorkflowWithOptions((&workflows{hosts: acts.Hosts}).run, workflow.RegisterOptions{Name: WorkflowName})
+	wf := &workflows{hosts: acts.Hosts, blobs: c.blobs}
+	w.RegisterWorkflowWithOptions(wf.run, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterWorkflowWithOptions(wf.scheduled, workflow.RegisterOptions{Name: ScheduledWorkflowName})
 	w.RegisterActivityWithOptions(acts.Agent, activity.RegisterOptions{Name: AgentActivity})
 	w.RegisterActivityWithOptions(acts.ResolveWorkflow, activity.RegisterOptions{Name: ResolveActivity})
+	w.RegisterActivityWithOptions(acts.Seal, activity.RegisterOptions{Name: SealActivity})
 	return w
 }

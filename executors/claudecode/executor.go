@@ -109,12 +109,10 @@ func PermissionArgs(p executors.Permissions) []string {
 	return []string{"--tools", writeTools, "--permission-mode", "acceptEdits"}
 }
 
-// effortOf maps the workflow's effort to Claude's --effort (low, medium,
-// high, xhigh, max); "minimal" is its "low".
+// effortOf maps the workflow's effort to Claude's --effort, which takes
+// the same names (low, medium, high, xhigh, max).
 func effortOf(effort string) string {
 	switch effort {
-	case "minimal":
-		return "low"
 	case "low", "medium", "high", "xhigh", "max":
 		return effort
 	}

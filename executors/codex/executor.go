@@ -88,13 +88,13 @@ func Sandbox(p executors.Permissions) string {
 	return "workspace-write"
 }
 
-// effortOf maps the workflow's effort to Codex's model_reasoning_effort
-// (minimal, low, medium, high, xhigh); "max" is Codex's "xhigh".
+// effortOf maps the workflow's effort (low, medium, high, xhigh, max) to
+// Codex's model_reasoning_effort; "max" is Codex's "xhigh".
 func effortOf(effort string) string {
 	switch effort {
 	case "max":
 		return "xhigh"
-	case "minimal", "low", "medium", "high", "xhigh":
+	case "low", "medium", "high", "xhigh":
 		return effort
 	}
 	return ""

@@ -125,13 +125,13 @@ func prompt(req executors.Request) string {
 	return req.Prompt + "\n\nAnswer with only a JSON value (no prose, no code fence) that satisfies this JSON Schema:\n" + string(req.Schema)
 }
 
-// effortOf maps the workflow's effort to Pi's --thinking (off, minimal,
-// low, medium, high, xhigh); "max" is its "xhigh".
+// effortOf maps the workflow's effort (low, medium, high, xhigh, max) to
+// Pi's --thinking; "max" is its "xhigh".
 func effortOf(effort string) string {
 	switch effort {
 	case "max":
 		return "xhigh"
-	case "minimal", "low", "medium", "high", "xhigh", "off":
+	case "low", "medium", "high", "xhigh":
 		return effort
 	}
 	return ""

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 )
@@ -20,12 +21,13 @@ const (
 )
 
 // answer builds the successful result of a call. When invalid is set and the
-// call has a schema, the answer deliberately breaks the schema.
-func (e *Executor) answer(req executors.Request, invalid bool, observe executors.Observer) (executors.Result, error) {
+// call has a schema, the answer deliberately breaks the schema. A size
+// pads a text answer to that many bytes.
+func (e *Executor) answer(req executors.Request, invalid bool, size int, observe executors.Observer) (executors.Result, error) {
 	digest := digestOf(req.Prompt, req.Model)
 	var text string
 	if len(req.Schema) == 0 {
-		text = textAnswer(req.Prompt, digest)
+		text = padded(textAnswer(req.Prompt, digest), size)
 	} else {
 		g, err := e.schemas.generator(req.Schema)
 		if err != nil {
@@ -120,6 +122,22 @@ func textAnswer(prompt string, digest [sha256.Size]byte) string {
 	b.Write(tag[:])
 	b.WriteByte(']')
 	return b.String()
+}
+
+// padded is text cut or padded with dots to size bytes (0: as it is),
+// cutting only between runes.
+func padded(text string, size int) string {
+	if size <= 0 || size == len(text) {
+		return text
+	}
+	if size < len(text) {
+		i := size
+		for i > 0 && !utf8.RuneStart(text[i]) {
+			i--
+		}
+		text = text[:i]
+	}
+	return text + strings.Repeat(".", size-len(text))
 }
 
 // estimateTokens estimates a text's tokens at four bytes each, the usual rule

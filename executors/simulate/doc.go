@@ -37,6 +37,7 @@
 //	[simulate:invalid]       every attempt answers JSON that breaks the schema
 //	[simulate:invalid-once]  attempt 1 answers JSON that breaks the schema
 //	[simulate:sleep=250ms]   this call takes 250ms, whatever the latency config
+//	[simulate:size=102400]   a text answer of exactly 102,400 bytes (padded with dots)
 //
 // The invalid markers matter only to calls with a schema; a text answer
 // cannot be invalid. An unknown marker fails the call terminally, so a typo

@@ -127,7 +127,7 @@ func (e *Executor) Run(ctx context.Context, req executors.Request, observe execu
 	if err := e.failure(m, attempt, failed); err != nil {
 		return executors.Result{}, err
 	}
-	return e.answer(req, m.invalidOn(attempt), observe)
+	return e.answer(req, m.invalidOn(attempt), m.size, observe)
 }
 
 // draw decides this call's latency and whether it fails at random. It takes

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 )
@@ -268,5 +270,28 @@ func TestImplementsExecutor(t *testing.T) {
 	var e executors.Executor = New(Config{})
 	if e.Name() != "simulate" {
 		t.Errorf("Name() = %q, want simulate", e.Name())
+	}
+}
+
+func TestSizeMarker(t *testing.T) {
+	e := New(Config{})
+	for _, size := range []int{1, 10, 102400} {
+		prompt := fmt.Sprintf("big [simulate:size=%d] ünïcode", size)
+		res, err := e.Run(context.Background(), executors.Request{Prompt: prompt, Attempt: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Text) != size || !utf8.ValidString(res.Text) {
+			t.Errorf("size=%d: an answer of %d bytes (valid UTF-8: %v)", size, len(res.Text), utf8.ValidString(res.Text))
+		}
+		again, _ := e.Run(context.Background(), executors.Request{Prompt: prompt, Attempt: 2}, nil)
+		if again.Text != res.Text {
+			t.Errorf("size=%d: the answer changed between attempts", size)
+		}
+	}
+	for _, bad := range []string{"[simulate:size=0]", "[simulate:size=big]", "[simulate:size=99999999999]"} {
+		if _, err := e.Run(context.Background(), executors.Request{Prompt: bad, Attempt: 1}, nil); err == nil {
+			t.Errorf("%s did not fail", bad)
+		}
 	}
 }

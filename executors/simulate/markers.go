@@ -2,9 +2,13 @@ package simulate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
+
+// maxSize bounds the size marker: 16 MB answers are plenty to test with.
+const maxSize = 16 << 20
 
 // markerPrefix opens every marker a prompt can carry; see the package
 // documentation for the list.
@@ -20,6 +24,8 @@ type markers struct {
 
 	hasSleep bool
 	sleep    time.Duration // the latency of this call, when hasSleep
+
+	size int // the text answer's length in bytes, when not 0
 }
 
 // invalidOn reports whether the given attempt must break the schema.
@@ -62,9 +68,17 @@ func (m *markers) set(name string) error {
 	case "invalid-once":
 		m.invalidOnce = true
 	default:
+		if value, ok := strings.CutPrefix(name, "size="); ok {
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 1 || n > maxSize {
+				return fmt.Errorf("marker %s%s]: want a size in bytes from 1 to %d, like size=102400", markerPrefix, name, maxSize)
+			}
+			m.size = n
+			return nil
+		}
 		value, ok := strings.CutPrefix(name, "sleep=")
 		if !ok {
-			return fmt.Errorf("unknown marker %s%s]; known markers: fail, transient, ratelimit, invalid, invalid-once, sleep=DURATION", markerPrefix, name)
+			return fmt.Errorf("unknown marker %s%s]; known markers: fail, transient, ratelimit, invalid, invalid-once, sleep=DURATION, size=BYTES", markerPrefix, name)
 		}
 		d, err := time.ParseDuration(value)
 		if err != nil || d < 0 {

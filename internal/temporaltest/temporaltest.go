@@ -73,7 +73,13 @@ func CacheDir() (string, error) {
 // this checkout, building it when the cache does not have it. Build output
 // goes to log. The build runs in its own process group: should the caller
 // die (a test timing out), it still finishes and fills the cache.
+//
+// DYNWORKFLOW_TEMPORALDEV names a server program to use instead, such as
+// one built with other settings to compare against.
 func Binary(ctx context.Context, log io.Writer) (string, error) {
+	if bin := os.Getenv("DYNWORKFLOW_TEMPORALDEV"); bin != "" {
+		return bin, nil
+	}
 	src, err := SourceDir()
 	if err != nil {
 		return "", err
@@ -191,6 +197,9 @@ func Start(ctx context.Context, bin string) (*Server, error) {
 	}
 	return s, nil
 }
+
+// PID is the server process's id, for a benchmark to read its CPU time.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
 
 // Stop stops the server and waits for it to exit.
 func (s *Server) Stop() {

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 
-	starjson "go.starlark.net/lib/json"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
@@ -16,10 +16,11 @@ import (
 )
 
 // builtins are the predeclared names of every file of a run: the
-// primitives, the budget, and Starlark's json module. None reads the clock
-// or draws a random number.
+// primitives, the budget, and Starlark's json module, str, repr and print,
+// which measure what they are given first (see guards.go). None reads the
+// clock or draws a random number.
 func (r *run) builtins() starlark.StringDict {
-	return starlark.StringDict{
+	b := starlark.StringDict{
 		"agent":      starlark.NewBuiltin("agent", r.agent),
 		"checkpoint": starlark.NewBuiltin("checkpoint", r.checkpoint),
 		"workflow":   starlark.NewBuiltin("workflow", r.workflow),
@@ -29,8 +30,11 @@ func (r *run) builtins() starlark.StringDict {
 		"log":        starlark.NewBuiltin("log", r.log),
 		"budget":     r.budget(),
 		"cwd":        starlark.String(r.env.Cwd()),
-		"json":       starjson.Module,
 	}
+	for name, v := range r.guardedBuiltins() {
+		b[name] = v
+	}
+	return b
 }
 
 // agent(prompt, label=, phase=, schema=, model=, effort=, agentType=,
@@ -47,7 +51,7 @@ func (r *run) agent(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if err != nil {
 		return nil, err
 	}
-	raw, err := optionsJSON("agent()", kwargs)
+	raw, err := optionsJSON("agent()", kwargs, r.script.maxNesting)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +77,7 @@ func (r *run) checkpoint(th *starlark.Thread, b *starlark.Builtin, args starlark
 	if err != nil {
 		return nil, err
 	}
-	raw, err := optionsJSON("checkpoint()", kwargs)
+	raw, err := optionsJSON("checkpoint()", kwargs, r.script.maxNesting)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +120,12 @@ func (r *run) workflow(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 	}
 	var raw json.RawMessage
 	if childArgs != starlark.None {
-		if raw, err = toJSON(childArgs); err != nil {
+		if raw, _, err = toJSON(childArgs, r.script.maxNesting); err != nil {
+			var deep *lang.NestingError
+			if errors.As(err, &deep) {
+				deep.What = "workflow(): the args"
+				return nil, deep
+			}
 			return nil, fmt.Errorf("workflow(): the args cannot be turned into JSON: %v", err)
 		}
 	}
@@ -222,7 +231,7 @@ func promptArg(fn, usage string, args starlark.Tuple) (string, error) {
 // optionsJSON turns keyword options into the JSON object lang decodes, so
 // that both languages share the checks and their messages. A None option
 // is left out.
-func optionsJSON(fn string, kwargs []starlark.Tuple) (json.RawMessage, error) {
+func optionsJSON(fn string, kwargs []starlark.Tuple, limit int) (json.RawMessage, error) {
 	if len(kwargs) == 0 {
 		return nil, nil
 	}
@@ -233,7 +242,12 @@ func optionsJSON(fn string, kwargs []starlark.Tuple) (json.RawMessage, error) {
 			continue
 		}
 		name, _ := starlark.AsString(kv[0])
-		v, err := toJSON(kv[1])
+		v, _, err := toJSON(kv[1], limit)
+		var deep *lang.NestingError
+		if errors.As(err, &deep) {
+			deep.What = fmt.Sprintf("%s: option %s", fn, name)
+			return nil, deep
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: option %s cannot be turned into JSON: %v", fn, name, err)
 		}

@@ -40,19 +40,25 @@ type loader struct {
 	order   []string        // paths in the order they were first loaded, main first
 	loading map[string]bool // files being compiled, to catch load cycles
 	read    func(path string) ([]byte, error)
+	// maxNesting bounds how deeply a file's brackets may nest.
+	maxNesting int
 }
 
 // newLoader returns a loader that reads the files a script loads with
 // read, or from disk when read is nil.
-func newLoader(opts *syntax.FileOptions, read func(path string) ([]byte, error)) *loader {
+func newLoader(opts *syntax.FileOptions, read func(path string) ([]byte, error), maxNesting int) *loader {
 	if read == nil {
 		read = os.ReadFile
 	}
-	return &loader{opts: opts, files: map[string]*file{}, loading: map[string]bool{}, read: read}
+	return &loader{opts: opts, files: map[string]*file{}, loading: map[string]bool{}, read: read,
+		maxNesting: lang.MaxNestingOr(maxNesting)}
 }
 
 // parse parses one file.
 func (l *loader) parse(path string, text []byte) (*syntax.File, error) {
+	if off := sourceNesting(text, l.maxNesting); off >= 0 {
+		return nil, nestingError(path, text, off, l.maxNesting)
+	}
 	f, err := l.opts.Parse(path, text, 0)
 	if err != nil {
 		return nil, staticError(path, err)
@@ -148,6 +154,9 @@ func (l *loader) hash() string {
 // position.
 func staticError(path string, err error) error {
 	var se syntax.Error
+	if errors.As(err, &se) && se.Msg == "excessive nesting" {
+		return excessiveNesting(path, se.Pos)
+	}
 	if errors.As(err, &se) {
 		return positioned(path, se.Pos, se.Msg, syntaxHint(se.Msg))
 	}
@@ -187,7 +196,7 @@ func resolveHint(msg string) string {
 // a workflow sees (see builtins.go).
 func isPredeclared(name string) bool {
 	switch name {
-	case "agent", "parallel", "pipeline", "workflow", "checkpoint", "phase", "log", "budget", "cwd", "json":
+	case "agent", "parallel", "pipeline", "workflow", "checkpoint", "phase", "log", "budget", "cwd", "json", "str", "repr", "print":
 		return true
 	}
 	return false

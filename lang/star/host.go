@@ -18,12 +18,16 @@ const DefaultMaxSteps = 50_000_000
 type Config struct {
 	// MaxSteps bounds the steps of each thread; 0 means DefaultMaxSteps.
 	MaxSteps uint64
+	// MaxNesting bounds how deeply a script and the values it hands the
+	// engine may nest; 0 means lang.DefaultMaxNesting.
+	MaxNesting int
 }
 
 // Host loads Starlark workflow scripts. It implements lang.Host and is safe
 // for concurrent use.
 type Host struct {
-	maxSteps uint64
+	maxSteps   uint64
+	maxNesting int
 }
 
 var _ lang.Host = (*Host)(nil)
@@ -36,7 +40,7 @@ func NewWithConfig(c Config) *Host {
 	if c.MaxSteps == 0 {
 		c.MaxSteps = DefaultMaxSteps
 	}
-	return &Host{maxSteps: c.MaxSteps}
+	return &Host{maxSteps: c.MaxSteps, maxNesting: lang.MaxNestingOr(c.MaxNesting)}
 }
 
 // Language returns "starlark".
@@ -57,7 +61,7 @@ func fileOptions() *syntax.FileOptions {
 // it, running none of it. Every error it returns is a *lang.Error with a
 // position.
 func (h *Host) Load(src lang.Source) (lang.Script, error) {
-	l := newLoader(fileOptions(), src.ReadFile)
+	l := newLoader(fileOptions(), src.ReadFile, h.maxNesting)
 	main, err := l.parse(src.Path, src.Text)
 	if err != nil {
 		return nil, err
@@ -73,12 +77,13 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 		return nil, err
 	}
 	return &Script{
-		path:     src.Path,
-		text:     src.Text,
-		meta:     meta,
-		files:    l.files,
-		order:    l.order,
-		hash:     l.hash(),
-		maxSteps: h.maxSteps,
+		path:       src.Path,
+		text:       src.Text,
+		meta:       meta,
+		files:      l.files,
+		order:      l.order,
+		hash:       l.hash(),
+		maxSteps:   h.maxSteps,
+		maxNesting: h.maxNesting,
 	}, nil
 }

@@ -3,6 +3,7 @@ package star
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -89,10 +90,18 @@ func (r *run) run() (json.RawMessage, error) {
 	if err != nil {
 		return nil, r.fail(err)
 	}
-	out, err := toJSON(result)
-	if err != nil {
+	out, notes, err := toJSON(result, r.script.maxNesting)
+	var deep *lang.NestingError
+	switch {
+	case errors.As(err, &deep):
+		deep.What = "the workflow's result"
+		return nil, &lang.Error{File: r.script.path, Message: deep.Error(), Err: deep}
+	case err != nil:
 		return nil, &lang.Error{File: r.script.path, Message: "the workflow's result cannot be turned into JSON: " + err.Error(),
 			Hint: "return plain data: dicts, lists, strings, numbers, booleans and None"}
+	}
+	if len(notes) > 0 {
+		r.env.Log(r.env.Root(), "warn", lang.NonFiniteNote(notes))
 	}
 	return out, nil
 }

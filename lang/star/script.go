@@ -17,6 +17,8 @@ type Script struct {
 	order    []string         // the paths, main first, in load order
 	hash     string
 	maxSteps uint64
+	// maxNesting bounds the nesting of the values the script hands over.
+	maxNesting int
 }
 
 var (

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"go.starlark.net/starlark"
+
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // Values cross between the script and the engine as JSON. Objects become
@@ -22,23 +24,35 @@ import (
 // them, so a Starlark workflow and its JavaScript twin journal the same
 // bytes.
 
-// maxDepth bounds the nesting of a value turned into JSON, so that a list
-// that contains itself is an error rather than a stack overflow.
-const maxDepth = 512
-
-// toJSON encodes v.
-func toJSON(v starlark.Value) (json.RawMessage, error) {
-	var b bytes.Buffer
-	if err := encode(&b, v, 0); err != nil {
-		return nil, err
+// toJSON encodes v; limit bounds its nesting. NaN and the infinities
+// become null, as JavaScript's JSON.stringify makes them; notes say where,
+// as in "NaN at result.stats[\"per call\"][0]", for the warning of a
+// result. A value nested deeper than limit (a list that contains itself,
+// say) is a *lang.NestingError naming "the value".
+func toJSON(v starlark.Value, limit int) (raw json.RawMessage, notes []string, err error) {
+	e := encoder{limit: lang.MaxNestingOr(limit)}
+	if err := e.encode(v, 0); err != nil {
+		return nil, nil, err
 	}
-	return b.Bytes(), nil
+	return e.b.Bytes(), e.notes, nil
 }
 
-func encode(b *bytes.Buffer, v starlark.Value, depth int) error {
-	if depth > maxDepth {
-		return errors.New("the value is nested too deeply (does it contain itself?)")
-	}
+// encoder encodes one value; path holds the keys and indices from the
+// value down to where encode is, to name the place of a note.
+type encoder struct {
+	b     bytes.Buffer
+	limit int
+	path  []pathStep
+	notes []string
+}
+
+type pathStep struct {
+	key   string
+	index int // -1 for a key
+}
+
+func (e *encoder) encode(v starlark.Value, depth int) error {
+	b := &e.b
 	switch v := v.(type) {
 	case starlark.NoneType:
 		b.WriteString("null")
@@ -49,13 +63,18 @@ func encode(b *bytes.Buffer, v starlark.Value, depth int) error {
 	case starlark.Float:
 		f := float64(v)
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return fmt.Errorf("%s has no JSON form", v.String())
+			e.notes = append(e.notes, fmt.Sprintf("%s at %s", jsNumber(f), e.where()))
+			b.WriteString("null")
+			return nil
 		}
 		out, _ := json.Marshal(f) // Go writes floats as ECMAScript does
 		b.Write(out)
 	case starlark.String:
 		writeJSONString(b, string(v))
 	case *starlark.Dict:
+		if depth+1 > e.limit {
+			return &lang.NestingError{What: "the value", Limit: e.limit}
+		}
 		b.WriteByte('{')
 		for i, item := range v.Items() {
 			k, ok := item[0].(starlark.String)
@@ -67,12 +86,18 @@ func encode(b *bytes.Buffer, v starlark.Value, depth int) error {
 			}
 			writeJSONString(b, string(k))
 			b.WriteByte(':')
-			if err := encode(b, item[1], depth+1); err != nil {
+			e.path = append(e.path, pathStep{key: string(k), index: -1})
+			err := e.encode(item[1], depth+1)
+			e.path = e.path[:len(e.path)-1]
+			if err != nil {
 				return err
 			}
 		}
 		b.WriteByte('}')
 	case *starlark.List, starlark.Tuple, *starlark.Set:
+		if depth+1 > e.limit {
+			return &lang.NestingError{What: "the value", Limit: e.limit}
+		}
 		b.WriteByte('[')
 		it := v.(starlark.Iterable).Iterate()
 		defer it.Done()
@@ -81,7 +106,10 @@ func encode(b *bytes.Buffer, v starlark.Value, depth int) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := encode(b, x, depth+1); err != nil {
+			e.path = append(e.path, pathStep{index: i})
+			err := e.encode(x, depth+1)
+			e.path = e.path[:len(e.path)-1]
+			if err != nil {
 				return err
 			}
 		}
@@ -90,6 +118,49 @@ func encode(b *bytes.Buffer, v starlark.Value, depth int) error {
 		return fmt.Errorf("%s has no JSON form", typeOf(v))
 	}
 	return nil
+}
+
+// where spells the path to the value being encoded, as the script's
+// JavaScript twin would reach it: result.items[2].score.
+func (e *encoder) where() string {
+	var w strings.Builder
+	w.WriteString("result")
+	for _, p := range e.path {
+		switch {
+		case p.index >= 0:
+			fmt.Fprintf(&w, "[%d]", p.index)
+		case isIdentifier(p.key):
+			w.WriteString("." + p.key)
+		default:
+			q, _ := json.Marshal(p.key)
+			fmt.Fprintf(&w, "[%s]", q)
+		}
+	}
+	return w.String()
+}
+
+func isIdentifier(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// jsNumber names a non-finite number as JavaScript does.
+func jsNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case f > 0:
+		return "Infinity"
+	}
+	return "-Infinity"
 }
 
 // writeJSONString quotes s as JSON.stringify does: only the quote, the

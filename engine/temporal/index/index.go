@@ -38,6 +38,10 @@ type Config struct {
 	Namespace string `json:"namespace"`
 	// TaskQueue is where runs go and workers poll.
 	TaskQueue string `json:"taskQueue"`
+	// Blobs is the directory of the blob store, where a run keeps what is
+	// too large for its history (engine/temporal/blobs): every worker and
+	// client of a run must see the same one.
+	Blobs string `json:"blobs,omitempty"`
 }
 
 // WithDefaults fills in the namespace and task queue.
@@ -158,6 +162,110 @@ func (ix Index) Delete(runID string) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%w: %s", store.ErrNotFound, runID)
 		}
+		return err
+	}
+	return nil
+}
+
+// Schedule is one of a project's schedules on Temporal: a workflow that
+// Temporal starts as a run on a timetable (engine/temporal's schedules).
+// Temporal is the truth about it; the entry says which Temporal has it,
+// what it runs, and which of its runs the project has seen.
+type Schedule struct {
+	ID     string `json:"id"`
+	Config Config `json:"temporal"`
+	// Name and Script say what it runs; Spec when, as the user gave it.
+	Name      string    `json:"name"`
+	Script    string    `json:"script"`
+	Spec      string    `json:"spec"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+func (ix Index) schedulePath(id string) (string, error) {
+	if err := store.ValidRunID(id); err != nil {
+		return "", fmt.Errorf("schedule id: %w", err)
+	}
+	return filepath.Join(ix.dir, "schedules", id+".json"), nil
+}
+
+// PutSchedule writes a schedule's entry.
+func (ix Index) PutSchedule(s Schedule) error {
+	path, err := ix.schedulePath(s.ID)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return fsx.SyncDir(dir)
+}
+
+// GetSchedule returns a schedule's entry; ok is false when the project has
+// no schedule of that id.
+func (ix Index) GetSchedule(id string) (s Schedule, ok bool, err error) {
+	path, err := ix.schedulePath(id)
+	if err != nil {
+		return s, false, err
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, true, nil
+}
+
+// Schedules returns the project's schedules, oldest first.
+func (ix Index) Schedules() ([]Schedule, error) {
+	des, err := os.ReadDir(filepath.Join(ix.dir, "schedules"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Schedule
+	for _, de := range des {
+		id, ok := strings.CutSuffix(de.Name(), ".json")
+		if !ok || store.ValidRunID(id) != nil {
+			continue
+		}
+		s, ok, err := ix.GetSchedule(id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b Schedule) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
+// DeleteSchedule forgets a schedule.
+func (ix Index) DeleteSchedule(id string) error {
+	path, err := ix.schedulePath(id)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil

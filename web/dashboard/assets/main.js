@@ -458,6 +458,14 @@ class App {
     }, wait);
   }
 
+  // fetchSelected loads the run the user chose while another one was
+  // loading: its fetch waited for that one's (see scheduleRunFetch), and
+  // without it the page stayed on "Loading…".
+  fetchSelected() {
+    this.runFetch.again = false;
+    this.scheduleRunFetch(true);
+  }
+
   async fetchRun() {
     const f = this.runFetch;
     const id = this.selectedRun;
@@ -471,7 +479,8 @@ class App {
     } catch (err) {
       f.inflight = false;
       f.during = null;
-      if (id !== this.selectedRun || err.status === 401) return;
+      if (id !== this.selectedRun) return this.fetchSelected();
+      if (err.status === 401) return;
       if (err.status === 404 || err.status === 400) {
         this.model = null;
         this.view = null;
@@ -487,7 +496,7 @@ class App {
     f.inflight = false;
     const during = f.during;
     f.during = null;
-    if (id !== this.selectedRun) return;
+    if (id !== this.selectedRun) return this.fetchSelected();
     const t1 = performance.now();
     const model = new RunModel(detail);
     const ch = newChanges();
