@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
+	"github.com/dynworkflow/dynworkflow/engine/quota"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
@@ -89,7 +90,7 @@ func (c *agentCall) runLive() {
 		if errors.Is(err, callpolicy.ErrCostCap) {
 			// The run pauses once the calls within the cap have ended;
 			// this one waits for that and runs on resume.
-			r.pauseWhenIdle(r.policy.CapReason())
+			r.pauseWhenIdle(&pauseCause{reason: r.policy.CapReason()})
 			<-ctx.Done()
 			c.settle(nil, context.Cause(ctx))
 			return
@@ -133,7 +134,9 @@ func (c *agentCall) runLive() {
 		Worktree: rec.Worktree, Model: c.Model, Effort: c.Effort, Permissions: string(c.Permissions), Route: c.Route,
 		QueuedMs: started.Sub(c.queued).Milliseconds()}.withPrompt(c.Prompt))
 
+	r.activity.start(c.Path, c.Opts.Label, started)
 	out := c.RunLive(ctx, launcher{c})
+	r.activity.end(c.Path)
 	r.addUsage(out.Usage)
 	r.running.Add(-1)
 	r.poke()
@@ -151,6 +154,16 @@ func (c *agentCall) runLive() {
 		c.settle(nil, out.Err)
 		return
 	case callpolicy.Paused:
+		if !out.ResumeAt.IsZero() {
+			// Parked until the account's quota resets: no call of it
+			// starts now (each meets the block and parks here too), and
+			// the calls under way finish and are kept, not paid twice;
+			// the run pauses after them.
+			r.pauseWhenIdle(&pauseCause{reason: out.PauseReason, resumeAt: out.ResumeAt})
+			<-ctx.Done()
+			c.settle(nil, context.Cause(ctx))
+			return
+		}
 		// Every other call would fail the same way: no more are launched,
 		// and a resume picks up from here.
 		r.pauseFor(out.PauseReason)
@@ -239,9 +252,57 @@ func (l launcher) launch(ctx context.Context, a callpolicy.Attempt) callpolicy.A
 		Dir: c.dir, Attempt: a.N, Env: r.callEnv(c.Path),
 	}
 	observe := func(p executors.Progress) {
+		if a := p.Activity; a != nil {
+			if a.At.IsZero() {
+				a.At = time.Now()
+			}
+			if !r.activity.note(c.Path, *a) && p.History == nil && p.Usage == nil {
+				return // a heartbeat: on the board, not worth an event
+			}
+		}
 		r.rt.bus.Publish(r.id, EventCallProgress, ProgressPayload{Path: c.Path, Progress: p})
 	}
-	return callpolicy.RunAttempt(ctx, exec, req, c.Timeout, c.Schema, observe)
+	res := callpolicy.RunAttempt(ctx, exec, req, c.Bounds(), c.Schema, observe)
+	if res.Err == nil {
+		r.rt.cfg.Quota.Succeeded(executors.AccountOf(exec), time.Now())
+	}
+	return res
+}
+
+// QuotaBlocked: a call does not start while its executor's account waits
+// for its quota, whichever run on the machine met the limit.
+func (l launcher) QuotaBlocked(executor string) (time.Time, string, bool) {
+	account, ok := l.account(executor)
+	if !ok || l.c.run.tryNow.Load() {
+		return time.Time{}, "", false
+	}
+	b, blocked := l.c.run.rt.cfg.Quota.Blocked(account, time.Now())
+	return b.Until, b.Reason, blocked
+}
+
+// QuotaSpent records the limit a call met for every run on the machine.
+func (l launcher) QuotaSpent(executor string, hint time.Duration, why string) time.Time {
+	l.c.run.tryNow.Store(false)
+	now := time.Now()
+	account, ok := l.account(executor)
+	if !ok {
+		account = executor
+	}
+	b, err := l.c.run.rt.cfg.Quota.Limit(account, executor, hint, why, now)
+	if err != nil {
+		// Not shared, but this run still waits.
+		l.c.run.rt.log.Warn("record a rate limit", "executor", executor, "err", err)
+		return now.Add(max(hint, quota.DefaultWait))
+	}
+	return b.Until
+}
+
+func (l launcher) account(executor string) (string, bool) {
+	exec, err := l.c.run.executors.Get(executor)
+	if err != nil {
+		return "", false
+	}
+	return executors.AccountOf(exec), true
 }
 
 func (l launcher) Wait(ctx context.Context, d time.Duration) error {

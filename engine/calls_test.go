@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
@@ -163,19 +164,32 @@ return [a !== null, b, c]`), "", opts)
 	}
 }
 
-// A rate limit pauses the run with the reason; resuming continues it.
-func TestRateLimitPausesTheRun(t *testing.T) {
+// A rate limit parks the run until the reset the provider gave: paused,
+// with ResumeAt and the reason. A resume before the reset parks it again
+// without calling the executor, unless the user asks to try now.
+func TestRateLimitParksTheRunUntilTheReset(t *testing.T) {
 	h := newHarness(t, simulate.Config{})
 	script := `export const meta = { name: 'rl', description: 'rate limit' }
 const a = await agent('before')
 const b = await agent('PROMPT')
 return [a, b]`
-	o := h.run(h.write("rl.workflow.js", strings.Replace(script, "PROMPT", "[simulate:ratelimit] limited", 1)), "", testOptions())
+	start := time.Now()
+	o := h.run(h.write("rl.workflow.js", strings.Replace(script, "PROMPT", "[simulate:ratelimit=1h] limited", 1)), "", testOptions())
 	mustStatus(t, o, engine.StatusPaused)
-	if !strings.Contains(o.PauseReason, "rate limit") {
+	if !strings.HasPrefix(o.PauseReason, "waiting for quota until ") || !strings.Contains(o.PauseReason, "simulated rate limit") {
 		t.Fatalf("pause reason %q", o.PauseReason)
 	}
-	resumed := h.resume(o.RunID, engine.ResumeRequest{Script: h.write("rl2.workflow.js", strings.Replace(script, "PROMPT", "no longer limited", 1))})
+	if o.ResumeAt == nil || o.ResumeAt.Before(start.Add(time.Hour)) || o.ResumeAt.After(time.Now().Add(time.Hour)) {
+		t.Fatalf("resume at %v, want the reset an hour after the limit", o.ResumeAt)
+	}
+	edited := h.write("rl2.workflow.js", strings.Replace(script, "PROMPT", "no longer limited", 1))
+	early := h.resume(o.RunID, engine.ResumeRequest{Script: edited})
+	mustStatus(t, early, engine.StatusPaused)
+	if early.Stats.Live != 0 || early.ResumeAt == nil || !early.ResumeAt.Equal(*o.ResumeAt) {
+		t.Fatalf("an early resume: stats %+v, resume at %v; want it parked again, nothing run", early.Stats, early.ResumeAt)
+	}
+	// A user's resume before the reset tries now.
+	resumed := h.resume(o.RunID, engine.ResumeRequest{Script: edited, TryNow: true})
 	mustStatus(t, resumed, engine.StatusCompleted)
 	if resumed.Stats.Replayed != 1 || resumed.Stats.Live != 1 {
 		t.Fatalf("stats %+v", resumed.Stats)

@@ -127,10 +127,10 @@ func (r *Run) giveAnswer(c *agentCall) {
 	})
 }
 
-// pauseWhenIdle pauses the run for reason once no call runs: the dollar
-// cap let the running calls start, so they finish, and the run pauses
-// after them.
-func (r *Run) pauseWhenIdle(reason string) {
+// pauseWhenIdle pauses the run with cause once no call runs: the dollar
+// cap or a spent quota let the running calls start, so they finish, and
+// the run pauses after them. The first cause wins.
+func (r *Run) pauseWhenIdle(cause *pauseCause) {
 	r.capOnce.Do(func() {
 		go func() {
 			for r.running.Load() > 0 {
@@ -140,7 +140,7 @@ func (r *Run) pauseWhenIdle(reason string) {
 					return
 				}
 			}
-			r.pauseFor(reason)
+			r.cancel(cause)
 		}()
 	})
 }

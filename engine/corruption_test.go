@@ -17,15 +17,17 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/internal/testsize"
 	"github.com/dynworkflow/dynworkflow/jsvm"
 	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // The journal is attacked one byte at a time: every single-byte change and
 // every cut of a finished 200-call run's journal (or, by default, a random
-// sample of them; DYNWORKFLOW_CORRUPTION=all tries every offset) must leave
-// resume, show and list with the true result or an error, never a wrong
-// result and never a panic.
+// sample of them: 150 of each at full size, 40 otherwise, see
+// internal/testsize; DYNWORKFLOW_CORRUPTION=all tries every offset) must
+// leave resume, show and list with the true result or an error, never a
+// wrong result and never a panic.
 
 // echoExec answers every prompt with a text derived from it, so that a
 // call run again gives the same answer and a damaged answer replayed
@@ -197,10 +199,14 @@ func offsets(n, count int, rng *rand.Rand) []int {
 	return out
 }
 
+// samples is how many offsets each attack tries, unless it tries them all.
+var samples = testsize.Of(150, 40)
+
 func TestJournalSingleByteChanges(t *testing.T) {
+	t.Parallel()
 	e := newCorruptionEnv(t, 200)
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
-	offs := offsets(len(e.pristine), 150, rng)
+	offs := offsets(len(e.pristine), samples, rng)
 	start, damaged := time.Now(), 0
 	for _, off := range offs {
 		x := byte(1 + rng.IntN(255))
@@ -215,9 +221,10 @@ func TestJournalSingleByteChanges(t *testing.T) {
 }
 
 func TestJournalCuts(t *testing.T) {
+	t.Parallel()
 	e := newCorruptionEnv(t, 200)
 	rng := rand.New(rand.NewPCG(2, uint64(time.Now().UnixNano())))
-	offs := append(offsets(len(e.pristine), 150, rng), 0, 1, len(e.pristine)-1)
+	offs := append(offsets(len(e.pristine), samples, rng), 0, 1, len(e.pristine)-1)
 	for _, off := range offs {
 		e.check(t, fmt.Sprintf("cut at byte %d", off), e.pristine[:off])
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
@@ -174,6 +175,9 @@ return { a, b }`)
 		t.Fatal(err)
 	}
 	<-p.started // the second attempt
+	// 'plain b' answers at once, but on a busy machine not necessarily
+	// before a's second attempt starts: wait for its end.
+	waitCallStatus(t, h, r.ID(), "/par.0/1/agent.0", "done")
 	if err := h.rt.RestartCall(r.ID(), "/par.0/1/agent.0"); !errors.Is(err, engine.ErrCallNotRunning) {
 		t.Errorf("restarting a call that ended: %v", err)
 	}
@@ -488,5 +492,27 @@ return 'ok'`)
 	mustStatus(t, again, engine.StatusCompleted)
 	if p.count()-n != 1 || again.Stats.Replayed != 1 {
 		t.Errorf("without the route, %d calls ran again and %d replayed; want the scan again, the report replayed", p.count()-n, again.Stats.Replayed)
+	}
+}
+
+// waitCallStatus waits until the detail of run id shows the call at path
+// with status, and fails t after a minute.
+func waitCallStatus(t *testing.T, h *harness, id, path, status string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		d, err := h.rt.Inspect(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range d.Calls {
+			if c.Path == path && c.Status == status {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call %s of %s is not %s after a minute: %+v", path, id, status, d.Calls)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -193,12 +193,15 @@ type StartedPayload struct {
 type StatusPayload struct {
 	Status      Status `json:"status"`
 	PauseReason string `json:"pauseReason,omitempty"`
-	Error       string `json:"error,omitempty"`
-	Epoch       int    `json:"epoch"`
-	Replayed    int    `json:"replayed"`
-	Live        int    `json:"live"`
-	Failed      int    `json:"failed"`
-	Retried     int    `json:"retried,omitempty"`
+	// ResumeAt is, for a run parked until its executor's quota resets,
+	// when that is: it resumes by itself then under serve.
+	ResumeAt *time.Time `json:"resumeAt,omitempty"`
+	Error    string     `json:"error,omitempty"`
+	Epoch    int        `json:"epoch"`
+	Replayed int        `json:"replayed"`
+	Live     int        `json:"live"`
+	Failed   int        `json:"failed"`
+	Retried  int        `json:"retried,omitempty"`
 	// ScriptErrors, on the status an execution ended with, are the errors
 	// its script threw in fan-out branches that became null, by cause.
 	ScriptErrors []ScriptErrorGroup `json:"scriptErrors,omitempty"`

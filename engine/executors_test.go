@@ -254,7 +254,7 @@ func TestResumeRebuildsJournaledExecutors(t *testing.T) {
 const a = await agent('one')
 const b = await agent('PROMPT', { executor: 'simulate' })
 return [a, b]`
-	o := h.run(h.write("j.workflow.js", strings.Replace(script, "PROMPT", "[simulate:ratelimit] two", 1)), "", opts)
+	o := h.run(h.write("j.workflow.js", strings.Replace(script, "PROMPT", "[simulate:ratelimit=1ms] two", 1)), "", opts)
 	mustStatus(t, o, engine.StatusPaused)
 
 	// A new runtime over the same state, without the extra executor.

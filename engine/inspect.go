@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +90,9 @@ type CallDetail struct {
 	// Retries are the attempts of the call's latest execution that failed
 	// and were tried again, when and why: a timeline marks them.
 	Retries []RetryMark `json:"retries,omitempty"`
+	// Activity is a running call's last activity, what and when, as its
+	// executor reported it; it is not journaled.
+	Activity *CallActivity `json:"activity,omitempty"`
 	// Seq is the journal sequence of the record that began the call (its
 	// start, or its answer when it has none): the order calls and log
 	// lines happened in, finer than their millisecond times.
@@ -106,6 +110,8 @@ type RetryMark struct {
 	// Class is "transient" (retried after a backoff) or "schema" (asked
 	// again for an answer that fits the schema).
 	Class string `json:"class,omitempty"`
+	// Message is why the attempt failed.
+	Message string `json:"message,omitempty"`
 }
 
 // LogLine is one log() line or phase change.
@@ -149,13 +155,50 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 		}
 		return rt.journalMissing(id)
 	}
+	rt.writeQueued(id)
 	f, err := foldJournal(paths.Journal)
 	if err != nil {
 		return nil, err
 	}
 	d := f.detail
 	d.Summary, err = rt.summaryOf(id, f)
+	if err == nil && d.Summary.Status == string(StatusRunning) {
+		rt.fillActivity(id, d)
+	}
 	return d, err
+}
+
+// fillActivity gives the running calls of a running run their last
+// activity: from this process's memory when it runs the run here, else
+// from the snapshot the process that runs it keeps fresh.
+func (rt *Runtime) fillActivity(id string, d *Detail) {
+	var calls map[string]CallActivity
+	if r, ok := rt.Live(id); ok {
+		calls, _ = r.activity.all()
+	} else if snap, err := rt.store.ReadSnapshot(id); err == nil && len(snap.Activity) > 0 {
+		_ = json.Unmarshal(snap.Activity, &calls) // a view: nothing when unreadable
+	}
+	for i := range d.Calls {
+		c := &d.Calls[i]
+		if a, ok := calls[c.Path]; ok && c.Status == "running" {
+			c.Activity = &a
+		}
+	}
+}
+
+// writeQueued writes the records a run executing here still holds queued
+// (a call's start is journaled without a wait, and its event published at
+// once): a detail must show what the run's events already said, or a page
+// that saw them before it fetched the detail would lose a running agent
+// until the next event, which a held agent may never send.
+func (rt *Runtime) writeQueued(id string) {
+	r, ok := rt.Live(id)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = r.journal.Flush(ctx) // a journal that cannot be written is folded as it is
 }
 
 // journalMissing is the detail of a run whose journal is gone: what its
@@ -280,7 +323,7 @@ func foldJournal(path string) (*fold, error) {
 			c := call(r.Path)
 			m := RetryMark{At: at}
 			if r.Error != nil {
-				m.Class = r.Error.Class
+				m.Class, m.Message = r.Error.Class, r.Error.Message
 			}
 			c.Retries = append(c.Retries, m)
 			// A restart asked for by the user is not a retry.
@@ -431,7 +474,7 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 		last := d.Executions[n-1]
 		s.Epoch, s.StartedAt = last.Epoch, d.Executions[0].StartedAt
 		if end := last.End; end != nil {
-			s.Status, s.PauseReason, s.Error, s.ErrorCode = end.Status, end.PauseReason, end.Error, end.ErrorCode
+			s.Status, s.PauseReason, s.Error, s.ErrorCode, s.ResumeAt = end.Status, end.PauseReason, end.Error, end.ErrorCode, end.ResumeAt
 			s.Stats.Replayed, s.Stats.Live, s.Stats.Failed, s.Stats.Retried = end.Replayed, end.Live, end.Failed, end.Retried
 			s.Stats.ScriptErrors = end.ScriptErrors
 			t := f.last

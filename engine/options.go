@@ -40,6 +40,14 @@ type Options struct {
 	AgentRetries int `json:"agentRetries"`
 	// AgentTimeout bounds one attempt of one agent call; 0 means none.
 	AgentTimeout time.Duration `json:"agentTimeout,omitempty"`
+	// IdleTimeout stops an attempt that makes no progress for that long
+	// (callpolicy.DefaultIdleTimeout unless an executor's configuration or
+	// the call says otherwise); negative turns it off.
+	IdleTimeout time.Duration `json:"idleTimeout,omitempty"`
+	// UnreachableFor is how long an executor may fail to reach its model
+	// endpoint before the run pauses (callpolicy.DefaultUnreachableFor
+	// unless set). Tests shorten it; there is no flag.
+	UnreachableFor time.Duration `json:"unreachableFor,omitempty"`
 	// SchemaAttempts is how many answers a schema call may give before it
 	// throws: the first plus the repairs.
 	SchemaAttempts int `json:"schemaAttempts"`
@@ -72,7 +80,8 @@ func (o Options) CallLimits() callpolicy.Limits {
 		Executor: o.Executor, Model: o.Model, Permissions: o.Permissions,
 		MaxAgents: o.MaxAgents, MaxItems: o.MaxItems, TokenBudget: o.TokenBudget,
 		AgentRetries: o.AgentRetries, AgentTimeout: o.AgentTimeout, SchemaAttempts: o.SchemaAttempts,
-		RetryBackoff: o.RetryBackoff, MaxCostUSD: o.MaxCostUSD, Routes: o.Routes, Overrides: o.Overrides,
+		RetryBackoff: o.RetryBackoff, IdleTimeout: o.IdleTimeout, UnreachableFor: o.UnreachableFor,
+		MaxCostUSD: o.MaxCostUSD, Routes: o.Routes, Overrides: o.Overrides,
 	}
 }
 
@@ -132,6 +141,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--agent-retries must be between 0 and 10, not %d", o.AgentRetries)
 	case o.AgentTimeout < 0 || o.AgentTimeout > lang.MaxTimeoutMs*time.Millisecond:
 		return fmt.Errorf("--agent-timeout-ms must be a number of milliseconds from 1 to %d (30 days), or 0 for none", int64(lang.MaxTimeoutMs))
+	case o.IdleTimeout > lang.MaxTimeoutMs*time.Millisecond:
+		return fmt.Errorf("--idle-timeout must be at most 30 days (or 0 for none), not %s", o.IdleTimeout)
+	case o.UnreachableFor < 0:
+		return fmt.Errorf("the unreachable limit must not be negative")
 	case o.SchemaAttempts < 1 || o.SchemaAttempts > 10:
 		return fmt.Errorf("schema attempts must be between 1 and 10, not %d", o.SchemaAttempts)
 	case o.RetryBackoff < 0:

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 )
@@ -149,6 +150,8 @@ type endInfo struct {
 	Live      int             `json:"live"`
 	Failed    int             `json:"failed"`
 	Retried   int             `json:"retried,omitempty"`
+	// ResumeAt is when a run parked by a rate limit may go on.
+	ResumeAt *time.Time `json:"resumeAt,omitempty"`
 	// ScriptErrors counts the branches the execution's script errors made
 	// null.
 	ScriptErrors int `json:"scriptErrors,omitempty"`

@@ -76,6 +76,11 @@ type Run struct {
 	branchNotes map[string]string
 
 	running atomic.Int64
+	// tryNow lets calls start although their account's quota is spent,
+	// until one meets the limit (ResumeRequest.TryNow).
+	tryNow atomic.Bool
+	// activity is each running call's last activity (see activity.go).
+	activity activityBoard
 	// controls holds the agent calls running now, by path, for the user
 	// to stop or restart one (control.go).
 	controls sync.Map
@@ -95,13 +100,16 @@ type Run struct {
 	phase       string
 	status      Status
 	pauseReason string
-	createdAt   time.Time // when the run was first started
-	startedAt   time.Time // when this execution started
-	endedAt     time.Time
-	result      json.RawMessage
-	err         error
-	files       []string // every file this execution pulled in
-	done        chan struct{}
+	// resumeAt is when a run parked by a rate limit may go on: its
+	// executor's quota resets then.
+	resumeAt  time.Time
+	createdAt time.Time // when the run was first started
+	startedAt time.Time // when this execution started
+	endedAt   time.Time
+	result    json.RawMessage
+	err       error
+	files     []string // every file this execution pulled in
+	done      chan struct{}
 
 	// warnings are what the user must hear about this execution: journal
 	// lines found damaged, and so calls that run again.
@@ -173,12 +181,15 @@ func (r *Run) interrupt(cause error) error {
 
 // Outcome is how an execution ended.
 type Outcome struct {
-	RunID       string          `json:"runId"`
-	Name        string          `json:"name"`
-	Status      Status          `json:"status"`
-	PauseReason string          `json:"pauseReason,omitempty"`
-	Result      json.RawMessage `json:"result"`
-	Error       string          `json:"error"`
+	RunID       string `json:"runId"`
+	Name        string `json:"name"`
+	Status      Status `json:"status"`
+	PauseReason string `json:"pauseReason,omitempty"`
+	// ResumeAt is, for a run parked until its executor's quota resets,
+	// when that is.
+	ResumeAt *time.Time      `json:"resumeAt,omitempty"`
+	Result   json.RawMessage `json:"result"`
+	Error    string          `json:"error"`
 	// ErrorCode is the stable code of Error, when it has one
 	// (AGENT_LIMIT_EXCEEDED, SCRIPT_ERROR, ...).
 	ErrorCode  string      `json:"errorCode,omitempty"`
@@ -237,6 +248,10 @@ func (r *Run) Outcome() Outcome {
 			o.ErrorCode = ee.Code
 		}
 	}
+	if !r.resumeAt.IsZero() {
+		t := r.resumeAt
+		o.ResumeAt = &t
+	}
 	end := r.endedAt
 	if end.IsZero() {
 		end = time.Now()
@@ -259,19 +274,28 @@ type Progress struct {
 	// SimulatedAnswers is true when the run's answers are simulated
 	// although nobody asked for the simulated executor.
 	SimulatedAnswers bool
+	// Troubled are the running calls a user should hear about, at most
+	// three: their CLI retries or cannot reach its endpoint, or they made
+	// no progress for a while, the longest quiet first.
+	Troubled []CallActivity
 	// MaxCostUSD is the run's dollar cap (0: none); Stats.CostUSD is what
 	// it spent.
 	MaxCostUSD float64
 }
 
-// Progress reads the counters; it costs the same for 10 agents or 10,000.
+// Progress reads the counters; it costs the same for 10 agents or 10,000
+// (the running calls it looks at are bounded by the concurrency).
 func (r *Run) Progress() Progress {
+	calls, _ := r.activity.all()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	calls := min(r.policy.Agents(), int64(r.opts.MaxAgents))
-	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(calls),
-		SimulatedAnswers: r.opts.SimulatedByDefault(), MaxCostUSD: r.opts.MaxCostUSD}
+	made := min(r.policy.Agents(), int64(r.opts.MaxAgents))
+	return Progress{Status: r.status, Phase: r.phase, Stats: r.statsLocked(), Started: r.startedAt, Calls: int(made),
+		SimulatedAnswers: r.opts.SimulatedByDefault(), MaxCostUSD: r.opts.MaxCostUSD, Troubled: Troubled(calls, time.Now(), 3)}
 }
+
+// Activity is the last activity of the call at path, while it runs.
+func (r *Run) Activity(path string) (CallActivity, bool) { return r.activity.get(path) }
 
 func (r *Run) statsLocked() store.Stats {
 	n := &r.policy.Counts
@@ -322,6 +346,10 @@ func (r *Run) summary() store.Summary {
 		t := r.endedAt.UTC()
 		s.EndedAt = &t
 	}
+	if !r.resumeAt.IsZero() {
+		t := r.resumeAt
+		s.ResumeAt = &t
+	}
 	return s
 }
 
@@ -368,6 +396,7 @@ func (r *Run) execute() {
 
 	status, reason := StatusCompleted, ""
 	var crashed *crashCause
+	var resumeAt time.Time
 	switch {
 	case errors.As(cause, &crashed):
 		status, err = StatusFailed, crashed.err
@@ -377,7 +406,7 @@ func (r *Run) execute() {
 		status, err = StatusPaused, nil
 		var p *pauseCause
 		if errors.As(cause, &p) {
-			reason = p.reason
+			reason, resumeAt = p.reason, p.resumeAt
 		}
 	case errors.As(cause, new(*StrictFailure)):
 		status, err = StatusFailed, cause
@@ -387,7 +416,7 @@ func (r *Run) execute() {
 	if status != StatusCompleted {
 		result = nil
 	}
-	r.finish(status, reason, result, err)
+	r.finish(status, reason, resumeAt, result, err)
 }
 
 // runScript runs the script; a panic in it (a bug of a script host, or of
@@ -418,8 +447,12 @@ func (r *Run) callContext(host context.Context) (context.Context, context.Cancel
 // errExecutionEnded cancels what the script left behind when it returned.
 var errExecutionEnded = errors.New("execution ended")
 
-// pauseCause is a pause with a reason (a rate limit, a Ctrl-C, ...).
-type pauseCause struct{ reason string }
+// pauseCause is a pause with a reason (a rate limit, a Ctrl-C, ...), and
+// for a run parked until its quota resets, when.
+type pauseCause struct {
+	reason   string
+	resumeAt time.Time
+}
 
 func (p *pauseCause) Error() string { return "run paused: " + p.reason }
 func (p *pauseCause) Unwrap() error { return ErrPaused }
@@ -433,12 +466,16 @@ func (r *Run) pauseFor(reason string) { r.cancel(&pauseCause{reason: reason}) }
 // when the lease was lost (another owner may have the run now; its journal
 // without an end is resumable), never completed with nothing on disk to
 // show for it.
-func (r *Run) finish(status Status, reason string, result json.RawMessage, err error) {
+func (r *Run) finish(status Status, reason string, resumeAt time.Time, result json.RawMessage, err error) {
 	n := &r.policy.Counts
 	end := &endInfo{
 		Status: string(status), PauseReason: reason, Result: result,
 		Replayed: int(n.Replayed.Load()), Live: int(n.Live.Load()), Failed: int(n.Failed.Load()), Retried: int(n.Retried.Load()),
 		ScriptErrors: r.scriptErrors.count(),
+	}
+	if !resumeAt.IsZero() {
+		t := resumeAt.UTC()
+		end.ResumeAt = &t
 	}
 	if err != nil {
 		end.Error = err.Error()
@@ -466,10 +503,13 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 		if errors.Is(werr, store.ErrLeaseLost) {
 			reason = "the run's lease was lost before its end was journaled"
 		}
-		end.Status, end.PauseReason, end.Result, end.Error = string(status), reason, nil, err.Error()
+		end.Status, end.PauseReason, end.Result, end.Error, end.ResumeAt = string(status), reason, nil, err.Error(), nil
 	}
 	r.mu.Lock()
 	r.status, r.pauseReason, r.result, r.err = status, reason, result, err
+	if end.ResumeAt != nil {
+		r.resumeAt = *end.ResumeAt
+	}
 	r.endedAt = time.Now()
 	r.mu.Unlock()
 	if werr := r.saveSnapshot(true); werr != nil {
@@ -480,7 +520,7 @@ func (r *Run) finish(status Status, reason string, result json.RawMessage, err e
 	}
 	r.lease.Release()
 	r.rt.forget(r)
-	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, Error: end.Error,
+	r.rt.bus.Publish(r.id, EventRunStatus, StatusPayload{Status: status, PauseReason: reason, ResumeAt: end.ResumeAt, Error: end.Error,
 		Epoch: r.epoch, Replayed: end.Replayed, Live: end.Live, Failed: end.Failed, Retried: end.Retried,
 		ScriptErrors: r.scriptErrors.list()})
 }
@@ -587,6 +627,7 @@ func (r *Run) startSnapshots() (stop func()) {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		var last store.Stats
+		var seen uint64
 		for ticks := 1; ; ticks++ {
 			select {
 			case <-quit:
@@ -600,11 +641,12 @@ func (r *Run) startSnapshots() (stop func()) {
 				r.mu.Lock()
 				now := r.statsLocked()
 				r.mu.Unlock()
-				if now != last {
+				_, version := r.activity.all()
+				if now != last || version != seen {
 					if err := r.refreshSnapshot(); err != nil {
 						r.rt.log.Warn("write snapshot", "run", r.id, "err", err)
 					}
-					last = now
+					last, seen = now, version
 				}
 			}
 		}
@@ -639,6 +681,9 @@ func (r *Run) snapshot(settled bool) (*store.Snapshot, error) {
 		return nil, err
 	}
 	snap := &store.Snapshot{Summary: r.summary()}
+	if calls, _ := r.activity.all(); len(calls) > 0 && !settled {
+		snap.Activity, _ = json.Marshal(calls)
+	}
 	r.mu.Lock()
 	snap.Result = r.result
 	r.mu.Unlock()

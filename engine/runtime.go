@@ -11,12 +11,14 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/cost"
 	"github.com/dynworkflow/dynworkflow/engine/journal"
+	"github.com/dynworkflow/dynworkflow/engine/quota"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/lang"
@@ -55,6 +57,9 @@ type Config struct {
 	// ObserveFsync, if set, is told how long each journal fdatasync took
 	// (the server's metrics). It must not block.
 	ObserveFsync func(time.Duration)
+	// Quota is the quota governor every run of the machine shares; nil
+	// means the one under the store's state root.
+	Quota *quota.Governor
 	// Prices is the price table calls are priced with; nil is the built-in
 	// one (cost.Builtin).
 	Prices *cost.Table
@@ -107,6 +112,9 @@ func New(cfg Config) (*Runtime, error) {
 		if err := lang.ValidMaxNesting(cfg.MaxNesting); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Quota == nil {
+		cfg.Quota = quota.Open(filepath.Join(cfg.Store.Root(), "quota"))
 	}
 	// A schema the script writes out fails when it loads, not at its call.
 	cfg.Hosts.CheckSchemasWith(CheckSchema)
@@ -273,6 +281,12 @@ type ResumeRequest struct {
 	Args json.RawMessage
 	// Options changes the run's options (raise a budget, say); nil keeps them.
 	Options func(*Options)
+	// TryNow is a user's resume of a run parked for its quota before the
+	// reset: the calls are tried anyway, as many at once as the
+	// concurrency allows, and the run parks again, with a longer wait, if
+	// the provider still refuses. Without it such a run parks again at
+	// once, calling nothing.
+	TryNow bool
 }
 
 // Resume starts a new execution of a run that is not running. Finished
@@ -372,6 +386,7 @@ func (rt *Runtime) resumeLeased(ctx context.Context, id string, paths store.Path
 	r := rt.newRun(id, paths, hdr, script, args, opts, h.epoch+1, rule, h.ledger, set, jw, lease,
 		h.created, time.Now())
 	r.seq.Store(h.lastSeq)
+	r.tryNow.Store(req.TryNow)
 	r.usage = h.usage
 	r.policy.SetSpentUSD(h.usage.CostUSD)
 	for _, d := range h.damaged {

@@ -10,6 +10,9 @@ type Defaults struct {
 	Permissions Permissions
 	// Timeout bounds one attempt; zero means none.
 	Timeout time.Duration
+	// IdleTimeout stops an attempt that makes no progress for that long;
+	// zero leaves it to the built-in default, negative turns it off.
+	IdleTimeout time.Duration
 }
 
 // Configurable is an executor with configured defaults. The engine
@@ -47,6 +50,8 @@ type Definition struct {
 	Effort      string      `json:"effort,omitempty"`
 	Permissions Permissions `json:"permissions,omitempty"`
 	TimeoutMs   int64       `json:"timeoutMs,omitempty"`
+	// IdleTimeoutMs is the configured idle timeout; -1 means off.
+	IdleTimeoutMs int64 `json:"idleTimeoutMs,omitempty"`
 	// Settings are an executor's own settings as flags gave them (the
 	// simulated executor's latency, failure rate and seed), so that a
 	// resume keeps them when the flags are not given again.
@@ -74,4 +79,20 @@ func (s *Set) Definitions() []Definition {
 		defs = append(defs, Describe(s.byName[n]))
 	}
 	return defs
+}
+
+// Accounted is an executor that can say which provider account its calls
+// are billed to (see AccountOf).
+type Accounted interface {
+	Account() string
+}
+
+// AccountOf names the provider account e's calls are billed to, and so
+// whose quota they spend: executors with the same account share one quota
+// (engine/quota). It is the executor's own say, else its name.
+func AccountOf(e Executor) string {
+	if a, ok := e.(Accounted); ok {
+		return a.Account()
+	}
+	return e.Name()
 }

@@ -95,6 +95,10 @@ type Result struct {
 type Progress struct {
 	History *HistoryItem `json:"history,omitempty"`
 	Usage   *Usage       `json:"usage,omitempty"`
+	// Activity is what the agent just did, for liveness: every history
+	// item comes with one, and so do the CLI's own retries, errors and
+	// heartbeats, which are not history.
+	Activity *Activity `json:"activity,omitempty"`
 }
 
 // Observer receives live updates; it must not block.
@@ -115,7 +119,9 @@ const (
 	Terminal Class = iota
 	// Transient failures are retried with backoff.
 	Transient
-	// RateLimited failures pause the run so it can resume later.
+	// RateLimited failures say the provider's quota is spent: no call of
+	// the executor starts until its reset, and the run waits for it
+	// paused (see engine/callpolicy).
 	RateLimited
 	// Unavailable failures say the executor cannot serve any call: its
 	// binary is missing, it is not logged in, or the model does not exist.
@@ -155,7 +161,11 @@ type Error struct {
 	Fix string
 	// RetryAfter is how long to wait before the next attempt, if known.
 	RetryAfter time.Duration
-	Err        error
+	// Unreachable says the CLI never reached its model endpoint
+	// (connection refused, no route, DNS): nothing was sent or paid, and
+	// while it lasts no call of the executor can succeed.
+	Unreachable bool
+	Err         error
 }
 
 func (e *Error) Error() string {

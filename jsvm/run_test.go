@@ -69,7 +69,7 @@ func TestResults(t *testing.T) {
 			`"agent(): option effort must be one of low, medium, high, xhigh, max, not \"huge\""`},
 		{"try { agent(42) } catch (e) { return String(e) }", `"TypeError: agent(): the prompt must be a string, not a number"`},
 		{"try { agent('x', { shema: {} }) } catch (e) { return e.message }",
-			`"agent(): unknown option \"shema\"; did you mean \"schema\"? (the options are label, phase, schema, model, effort, agentType, isolation, executor, permissions, timeoutMs, retries, required)"`},
+			`"agent(): unknown option \"shema\"; did you mean \"schema\"? (the options are label, phase, schema, model, effort, agentType, isolation, executor, permissions, timeoutMs, idleTimeoutMs, retries, required)"`},
 		{"try { agent('x', { label: 7, _tag: 'a' }) } catch (e) { return e.message }", `"agent(): option label must be a string, not a number"`},
 	}
 	for _, tt := range tests {

@@ -29,6 +29,10 @@ type AgentOptions struct {
 	// run's defaults apply.
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 	Retries   *int   `json:"retries,omitempty"`
+	// IdleTimeoutMs stops an attempt that makes no progress for that long
+	// (its CLI shows no tool call, message or output); nil leaves it to
+	// the run, the executor's configuration and the built-in default.
+	IdleTimeoutMs *int64 `json:"idleTimeoutMs,omitempty"`
 	// Required makes a call that ends without an answer throw instead of
 	// giving null, as in the Node runtime.
 	Required bool `json:"required,omitempty"`
@@ -40,7 +44,7 @@ type AgentOptions struct {
 }
 
 var (
-	agentOptionNames = []string{"label", "phase", "schema", "model", "effort", "agentType", "isolation", "executor", "permissions", "timeoutMs", "retries", "required"}
+	agentOptionNames = []string{"label", "phase", "schema", "model", "effort", "agentType", "isolation", "executor", "permissions", "timeoutMs", "idleTimeoutMs", "retries", "required"}
 	efforts          = []string{"low", "medium", "high", "xhigh", "max"}
 	permissions      = []string{"workspace-write", "read-only", "full-access"}
 )
@@ -97,6 +101,14 @@ func DecodeAgentOptions(raw json.RawMessage) (AgentOptions, error) {
 			var n int64
 			if n, err = decodeMillis("agent()", name, v); err == nil {
 				o.TimeoutMs = &n
+			}
+		case "idleTimeoutMs":
+			if isNull(v) {
+				continue
+			}
+			var n int64
+			if n, err = decodeMillis("agent()", name, v); err == nil {
+				o.IdleTimeoutMs = &n
 			}
 		case "retries":
 			var n int64

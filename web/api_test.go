@@ -12,8 +12,9 @@ import (
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
+// slowScript runs until the test releases the gate "slow".
 const slowScript = `export const meta = { name: 'slow', description: 'd' }
-return await parallel([1,2,3,4,5,6,7,8].map(i => () => agent('item ' + i + ' [simulate:sleep=300ms]')))`
+return await parallel([1,2,3,4,5,6,7,8].map(i => () => agent('item ' + i + ' [gate:slow]')))`
 
 func TestStartErrorsAreClientErrors(t *testing.T) {
 	f := newFixture(t, fixtureConfig{})
@@ -103,6 +104,7 @@ func TestRunControls(t *testing.T) {
 	if _, err := f.client.Resume(ctx, id, web.ResumeRequest{}); err != nil {
 		t.Fatalf("immediate resume: %v", err)
 	}
+	f.gates.Release("slow")
 	d := f.waitStatus(id, "completed")
 	if d.Summary.Epoch != 1 {
 		t.Errorf("epoch %d, want 1", d.Summary.Epoch)

@@ -17,6 +17,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/internal/gate"
 	"github.com/dynworkflow/dynworkflow/jsvm"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
@@ -32,6 +33,8 @@ type fixture struct {
 	srv    *web.Server
 	http   *httptest.Server
 	client *web.Client
+	// gates hold the calls whose prompt carries [gate:NAME].
+	gates *gate.Gates
 }
 
 type fixtureConfig struct {
@@ -49,9 +52,10 @@ func newFixture(t *testing.T, fc fixtureConfig) *fixture {
 		t.Fatal(err)
 	}
 	cps := web.NewCheckpoints()
+	gates := &gate.Gates{}
 	rt, err := engine.New(engine.Config{
 		Store: st, Hosts: lang.NewRegistry(jsvm.New()),
-		Executors: executors.NewSet(simulate.New(simulate.Config{})), Cwd: dir,
+		Executors: executors.NewSet(gates.Wrap(simulate.New(simulate.Config{}))), Cwd: dir,
 		Responder: cps, EventRing: fc.ring, Prices: fc.prices,
 	})
 	if err != nil {
@@ -70,7 +74,7 @@ func newFixture(t *testing.T, fc fixtureConfig) *fixture {
 		hs.CloseClientConnections()
 		hs.Close()
 	})
-	return &fixture{t: t, dir: dir, rt: rt, srv: srv, http: hs, client: web.NewClient(hs.URL, testToken)}
+	return &fixture{t: t, dir: dir, rt: rt, srv: srv, http: hs, client: web.NewClient(hs.URL, testToken), gates: gates}
 }
 
 // request is one raw HTTP request and what to send with it.

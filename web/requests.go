@@ -66,7 +66,10 @@ type RunOptions struct {
 	MaxItems       *int    `json:"maxItems,omitempty"`
 	AgentRetries   *int    `json:"agentRetries,omitempty"`
 	AgentTimeoutMs *int64  `json:"agentTimeoutMs,omitempty"`
-	TokenBudget    *int64  `json:"tokenBudget,omitempty"`
+	// IdleTimeoutMs stops an attempt that shows no progress for that
+	// long; 0 or null turns the idle timeout off.
+	IdleTimeoutMs *int64 `json:"idleTimeoutMs,omitempty"`
+	TokenBudget   *int64 `json:"tokenBudget,omitempty"`
 	// Strict fails the run at the first error the script throws in a
 	// parallel() branch or pipeline() item, instead of making it null.
 	Strict *bool `json:"strict,omitempty"`
@@ -84,7 +87,7 @@ type RunOptions struct {
 
 // runOptionNames are the keys of an options object: ours, then the Node
 // runtime's where they differ.
-var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "tokenBudget", "model", "permissions", "strict",
+var runOptionNames = []string{"executor", "concurrency", "maxAgents", "maxItems", "agentRetries", "agentTimeoutMs", "idleTimeoutMs", "tokenBudget", "model", "permissions", "strict",
 	"maxCost", "confirmAbove", "routes", "defaultExecutor", "autoResume"}
 
 // UnmarshalJSON reads an options object. The Node runtime's names are
@@ -136,6 +139,7 @@ func (o *RunOptions) UnmarshalJSON(b []byte) error {
 	var autoResume *bool
 	err := errors.Join(decode("executor", &o.Executor), decode("model", &o.Model), decode("permissions", &o.Permissions), decode("concurrency", &o.Concurrency), decode("maxAgents", &o.MaxAgents),
 		decode("maxItems", &o.MaxItems), decode("agentRetries", &o.AgentRetries), none("agentTimeoutMs", &o.AgentTimeoutMs),
+		none("idleTimeoutMs", &o.IdleTimeoutMs),
 		none("tokenBudget", &o.TokenBudget), decode("strict", &o.Strict), decode("autoResume", &autoResume), noneUSD("maxCost", &o.MaxCost),
 		noneUSD("confirmAbove", &o.ConfirmAbove), decode("routes", &o.Routes))
 	if err != nil {
@@ -192,6 +196,17 @@ func (o *RunOptions) Apply(opts *engine.Options) {
 			opts.AgentTimeout = time.Duration(ms) * time.Millisecond
 		} else {
 			opts.AgentTimeout = -1
+		}
+	}
+	if o.IdleTimeoutMs != nil {
+		switch ms := *o.IdleTimeoutMs; {
+		case ms == 0:
+			opts.IdleTimeout = -1 // off
+		case ms > 0 && ms <= lang.MaxTimeoutMs:
+			opts.IdleTimeout = time.Duration(ms) * time.Millisecond
+		default:
+			// Out of range: a value Options.Validate refuses, naming the flag.
+			opts.IdleTimeout = lang.MaxTimeoutMs*time.Millisecond + 1
 		}
 	}
 	if o.TokenBudget != nil {

@@ -185,6 +185,8 @@ func (s *Server) resumeRun(c echo.Context) error {
 			optErr = s.checkOptions(*o)
 		}
 	}
+	// A user who resumes a run parked for its quota means now.
+	rr.TryNow = true
 	seq := s.rt.Events().Sequence()
 	r, err := s.rt.Resume(c.Request().Context(), id, rr)
 	if optErr != nil {

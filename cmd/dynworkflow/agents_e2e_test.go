@@ -290,6 +290,7 @@ func TestUnavailableExecutorPausesTheRun(t *testing.T) {
 // TestUnavailableExecutorText: a run paused for an unavailable executor
 // says why and how to go on in its text output too.
 func TestUnavailableExecutorText(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.writeConfig(map[string]any{"executors": map[string]any{"codex": map[string]any{"binary": filepath.Join(t.TempDir(), "no-codex")}}})
 	r := e.dw("run", e.write("fan.workflow.js", fanOutN), "--executor", "codex", "--args", `{"n":3}`)
@@ -503,6 +504,7 @@ func TestConfigurationPrecedence(t *testing.T) {
 // failures grouped by cause (count, first call path, message), in text
 // and in --json.
 func TestFailureSummary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	script := e.write("mixed.workflow.js", `export const meta = { name: 'mixed', description: 'some calls fail' }
 const out = await parallel(Array.from({ length: 9 }, (_, i) => () =>
@@ -530,6 +532,7 @@ return out.filter(x => x !== null).length`)
 // says, live and in show, that its answers are simulated; one that asked
 // for the simulator by name does not.
 func TestSimulatedAnswersAreMarked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	script := e.write("quick.workflow.js", quickWorkflow)
 	r := e.dwOK("run", script)
@@ -552,10 +555,11 @@ func TestSimulatedAnswersAreMarked(t *testing.T) {
 // TestResumeFindsCommandExecutor: a run that used --command-executor
 // resumes without being given it again: the journal has its definition.
 func TestResumeFindsCommandExecutor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	script := e.write("c.workflow.js", `export const meta = { name: 'c', description: 'a command executor' }
 const a = await agent('first')
-const b = await agent('second [simulate:ratelimit]', { executor: 'simulate' })
+const b = await agent('second [simulate:ratelimit=1ms]', { executor: 'simulate' })
 return [a, b]`)
 	r := e.dw("run", script, "--json", "--command-executor", `fake=sh -c 'echo "answer from fake"'`, "--executor", "fake")
 	expectCode(t, r, 2)
@@ -569,7 +573,7 @@ return [a, b]`)
 		t.Fatalf("the journal does not define the command executor: %+v", d.Executors)
 	}
 	// Resume with the rate-limited call edited out; no --command-executor.
-	edited := e.write("c2.workflow.js", strings.Replace(string(mustRead(t, script)), "second [simulate:ratelimit]", "second", 1))
+	edited := e.write("c2.workflow.js", strings.Replace(string(mustRead(t, script)), "second [simulate:ratelimit=1ms]", "second", 1))
 	r = e.dw("resume", o.RunID, "--json", "--script", edited)
 	expectCode(t, r, 0)
 	if o := parseOutcome(t, r); o.Stats.Replayed != 1 || !strings.Contains(string(o.Result), "answer from fake") {
@@ -590,6 +594,7 @@ func mustRead(t *testing.T, path string) []byte {
 // values with their sources, and exits 1 with the fix when an executor the
 // configuration uses is unusable; executors nobody uses do not fail it.
 func TestDoctorReportsConfiguration(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.dw("doctor", "--json")
 	var rep struct {

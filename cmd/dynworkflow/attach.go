@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	"github.com/dynworkflow/dynworkflow/web"
 )
@@ -99,6 +100,9 @@ type followedRun struct {
 	id       string
 	mu       sync.Mutex
 	progress engine.Progress
+	// calls are the running calls' last activities, from call.progress
+	// events: a view of another process's run.
+	calls map[string]engine.CallActivity
 }
 
 func (r *followedRun) ID() string { return r.id }
@@ -106,7 +110,30 @@ func (r *followedRun) ID() string { return r.id }
 func (r *followedRun) Progress() engine.Progress {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.progress
+	p := r.progress
+	p.Troubled = engine.Troubled(r.calls, time.Now(), 3)
+	return p
+}
+
+// noteActivity keeps the running calls' activity from their events.
+func (r *followedRun) noteActivity(typ string, at time.Time, payload any) {
+	if r.calls == nil {
+		r.calls = map[string]engine.CallActivity{}
+	}
+	switch p := payload.(type) {
+	case engine.CallPayload:
+		switch typ {
+		case engine.EventCallStarted:
+			r.calls[p.Path] = engine.CallActivity{Path: p.Path, Label: p.Label, Since: at, Activity: executors.Activity{Kind: "started", At: at}}
+		case engine.EventCallFinished, engine.EventCallFailed:
+			delete(r.calls, p.Path)
+		}
+	case engine.ProgressPayload:
+		if c, ok := r.calls[p.Path]; ok && p.Progress.Activity != nil {
+			c.Note(*p.Progress.Activity)
+			r.calls[p.Path] = c
+		}
+	}
 }
 
 // remoteRun keeps the counters of a run followed over the API, from its
@@ -135,6 +162,7 @@ func (r *remoteRun) apply(ctx context.Context, cl *web.Client, view *progressVie
 		return nil
 	}
 	r.mu.Lock()
+	r.noteActivity(ev.Type, ev.Timestamp, payload)
 	s := &r.progress.Stats
 	switch p := payload.(type) {
 	case engine.StartedPayload:
@@ -197,6 +225,8 @@ func decodePayload(ev web.StreamEvent) (any, bool) {
 		v = &engine.StatusPayload{}
 	case engine.EventCallStarted, engine.EventCallFinished, engine.EventCallFailed, engine.EventCallReplayed, engine.EventCallRetry:
 		v = &engine.CallPayload{}
+	case engine.EventCallProgress:
+		v = &engine.ProgressPayload{}
 	case engine.EventPhase:
 		v = &engine.PhasePayload{}
 	case engine.EventLog:
@@ -226,6 +256,8 @@ func decodePayload(ev web.StreamEvent) (any, bool) {
 	case *engine.CallPayload:
 		return *p, true
 	case *engine.PhasePayload:
+		return *p, true
+	case *engine.ProgressPayload:
 		return *p, true
 	case *engine.LogPayload:
 		return *p, true

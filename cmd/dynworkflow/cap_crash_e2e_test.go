@@ -3,6 +3,8 @@ package main_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/testsize"
 )
 
 // Forty branches of two calls each, under a cap of sixty agents: the
@@ -29,9 +31,11 @@ def main(args):
 // TestCrashResumeUnderAgentCap: SIGKILL a run whose agent cap falls inside
 // a fan-out, resume it, and nothing that finished runs again and the run
 // fails at the cap as the uninterrupted run does, exit 1, 20 times in each
-// language. Starlark branches used to start in the order goroutines won a
+// language at full size (internal/testsize), 6 otherwise (each kill point
+// once). Starlark branches used to start in the order goroutines won a
 // lock, so the cap fell on other branches after the resume.
 func TestCrashResumeUnderAgentCap(t *testing.T) {
+	rounds := testsize.Of(20, 6)
 	// Slow enough that a kill after 1-6 answers comes well before the
 	// 21st, which meets the cap, even on a busy machine.
 	flags := []string{"--max-agents", "60", "--concurrency", "1", "--simulate-latency", "20ms..40ms"}
@@ -46,7 +50,7 @@ func TestCrashResumeUnderAgentCap(t *testing.T) {
 			if want.Status != "failed" || !strings.Contains(want.Error, "cap of 60 agents") {
 				t.Fatalf("uninterrupted: want a run failed at the cap:\n%s", r)
 			}
-			for round := range 20 {
+			for round := range rounds {
 				k := e.startAndKill(name, 1+round%6, 60, flags...)
 				r := e.dw("resume", k.id, "--json")
 				expectCode(t, r, 1)

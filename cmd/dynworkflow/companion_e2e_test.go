@@ -112,6 +112,7 @@ func putTemporalRun(t *testing.T, e *env, id, status string) {
 // companion; list shows the local runs and says how many it leaves out;
 // the local run is untouched.
 func TestWithoutCompanion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	leanAlone(t, e, "")
 	script := e.write("one.workflow.js", `export const meta = { name: 'one', description: 'one agent' }
@@ -193,6 +194,7 @@ return await agent('hello')
 // the command is handed over once, and the second build, seeing that it was
 // handed the command, fails instead of handing it back.
 func TestCompanionWithoutTemporal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	script := e.write("one.workflow.js", `export const meta = { name: 'one', description: 'one agent' }
 return await agent('hello')
@@ -215,6 +217,7 @@ return await agent('hello')
 // reaches it, exit codes come back, list and show see the run, and the
 // companion on its own (the one-binary install) sees the same.
 func TestHandedToCompanion(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	companionBin, _ := companion()
 	// The agents report whether they inherited the hand-over marker.

@@ -143,9 +143,7 @@ func TestAProjectsBackendFileSendsNothingUntilAllowed(t *testing.T) {
 	path := e.write(".dynworkflow/backend.json", fmt.Sprintf(`{"backend":"temporal","temporal":{"address":%q}}`, ln.Addr().String()))
 	own := e.writeScript("own.workflow.js", quickWorkflow)
 	// The worker is the build with Temporal's: this binary hands it over.
-	if _, err := companion(); err != nil {
-		t.Fatal(err)
-	}
+	needCompanion(t)
 	for _, args := range [][]string{{"run", own, "--args", `{"apiKey":"SECRET-ARG"}`}, {"worker"}} {
 		r := e.dw(args...)
 		expectCode(t, r, 1)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/testsize"
 )
 
 const crashyWorkflow = `export const meta = { name: 'crashy', description: 'twenty calls' }
@@ -20,8 +22,10 @@ return answers.join('|')
 // A run killed at any moment of its first 150 ms either never appears, or
 // appears with its name and resumes to the result of an uninterrupted run:
 // never an empty journal, a nameless run, or one that cannot be resumed.
+// 200 kills at full size (internal/testsize), 40 otherwise.
 func TestKilledInItsFirstMillisecondsResumesOrNeverAppears(t *testing.T) {
-	const kills, workers = 200, 4
+	t.Parallel()
+	kills, workers := testsize.Of(200, 40), 4
 	want := func() string {
 		e := newEnv(t)
 		return string(e.runCompleted(e.write("crashy.workflow.js", crashyWorkflow)).Result)
@@ -89,8 +93,11 @@ func TestKilledInItsFirstMillisecondsResumesOrNeverAppears(t *testing.T) {
 // notes in a witness file when it has its answer, just before it exits: a
 // witnessed call with no durable finished record at the kill had finished
 // but ran again. The result must equal an uninterrupted run's; the test
-// reports how many finished calls ran again per kill.
+// reports how many finished calls ran again per kill. Up to 30 kills at
+// full size (internal/testsize), 10 otherwise.
 func TestCrashFuzzReportsRerunsPerKill(t *testing.T) {
+	t.Parallel()
+	maxKills := testsize.Of(30, 10)
 	e := newEnv(t)
 	witness := filepath.Join(e.dir, "witness")
 	agent := e.write("agent.sh", fmt.Sprintf(`#!/bin/sh
@@ -116,7 +123,7 @@ return answers.join('|')
 	p := e.start(append([]string{"run", script}, flags...)...)
 	id := p.waitNewJournal(before)
 	kills, reruns, maxReruns := 0, 0, 0
-	for ; kills < 30; kills++ {
+	for ; kills < maxKills; kills++ {
 		time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
 		if !p.alive() {
 			break

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/agentcli"
@@ -198,6 +199,14 @@ func describeExecutor(e *execconfig.Executor) string {
 		timeout = e.Timeout.Value.String()
 	}
 	line("timeout", timeout, e.Timeout.Source)
+	idle := callpolicy.DefaultIdleTimeout.String()
+	switch v := e.IdleTimeout.Value; {
+	case v < 0:
+		idle = "off"
+	case v > 0:
+		idle = v.String()
+	}
+	line("idle timeout", idle, e.IdleTimeout.Source)
 	if len(e.Args.Value) > 0 {
 		line("args", strings.Join(e.Args.Value, " "), e.Args.Source)
 	}

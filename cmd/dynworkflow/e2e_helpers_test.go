@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -26,16 +27,37 @@ import (
 var binPath string
 
 const (
-	// cmdTimeout bounds one CLI invocation; no invocation in this suite
-	// should take more than a second or two.
-	cmdTimeout = 60 * time.Second
-	// waitTimeout bounds every wait on a condition.
-	waitTimeout = 30 * time.Second
+	// cmdTimeout bounds one CLI invocation. It guards against hangs, not
+	// slowness: no invocation should take more than a second or two on an
+	// idle machine, but a race-enabled binary on a busy one (the rest of
+	// the suite, other work) can take a minute for what takes seconds.
+	cmdTimeout = 5 * time.Minute
+	// waitTimeout bounds every wait on a condition, a hang guard too.
+	waitTimeout = 2 * time.Minute
 	// tick is how often a wait re-checks its condition.
 	tick = 5 * time.Millisecond
 )
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+func TestMain(m *testing.M) {
+	unignoreSignals()
+	os.Exit(testMain(m))
+}
+
+// unignoreSignals lets the dynworkflow processes the tests start see
+// SIGHUP and SIGINT when go test runs under nohup or in the background of
+// a script: a signal ignored here stays ignored across exec, and
+// dynworkflow started with it ignored keeps ignoring it, by design, so
+// the tests that hang up on serve or press Ctrl-C would wait for nothing.
+// A signal this process handles is reset to its default in a child
+// instead; here it is dropped, as it was ignored.
+func unignoreSignals() {
+	sink := make(chan os.Signal, 1)
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if signal.Ignored(sig) {
+			signal.Notify(sink, sig)
+		}
+	}
+}
 
 func testMain(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "dynworkflow-e2e-")
@@ -45,7 +67,16 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binPath = filepath.Join(dir, "dynworkflow")
-	if err := buildBinary(binPath); err != nil {
+	// The tests that run the companion run only where a prebuild compiled
+	// it: there, it is linked now, beside the binary, rather than inside
+	// the first such test's timeout.
+	var companionBuilt sync.WaitGroup
+	if companionCompiled() == nil {
+		companionBuilt.Go(func() { _, _ = companion() })
+	}
+	err = buildBinary(binPath)
+	companionBuilt.Wait()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}

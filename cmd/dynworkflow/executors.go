@@ -142,7 +142,7 @@ const scratchDir = "scratch"
 // agentcli.Config.Scratch.
 func buildExecutor(e *execconfig.Executor, sim simulate.Config, reg *proc.Registry, log *slog.Logger, scratch string) executors.Executor {
 	cfg := agentcli.Config{Binary: e.Binary.Value, Args: e.Args.Value, Env: e.EnvList(), Model: e.Model.Value, Effort: e.Effort.Value,
-		Permissions: e.Permissions.Value, Timeout: e.Timeout.Value, Registry: reg, Logger: log, Scratch: scratch}
+		Permissions: e.Permissions.Value, Timeout: e.Timeout.Value, IdleTimeout: e.IdleTimeout.Value, Registry: reg, Logger: log, Scratch: scratch}
 	switch e.Kind {
 	case simulate.Name:
 		sim.Defaults = e.Defaults()
@@ -177,7 +177,7 @@ func restorer(reg *proc.Registry, log *slog.Logger) func(executors.Definition) (
 		}
 		return command.New(command.Spec{Name: def.Name, Words: def.Command}, agentcli.Config{
 			Model: def.Model, Effort: def.Effort, Permissions: def.Permissions,
-			Timeout: msDuration(def.TimeoutMs), Registry: reg, Logger: log}), nil
+			Timeout: msDuration(def.TimeoutMs), IdleTimeout: msDuration(def.IdleTimeoutMs), Registry: reg, Logger: log}), nil
 	}
 }
 

@@ -30,6 +30,7 @@ type optionFlags struct {
 	maxItems       int
 	agentRetries   int
 	agentTimeoutMs int64
+	idleTimeout    time.Duration
 	tokenBudget    int64
 	strict         bool
 	maxCost        float64
@@ -53,6 +54,7 @@ func (o *optionFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.maxItems, "max-items", d.MaxItems, "items per parallel() or pipeline() call")
 	fs.IntVar(&o.agentRetries, "agent-retries", d.AgentRetries, "retries of a transient agent failure")
 	fs.Int64Var(&o.agentTimeoutMs, "agent-timeout-ms", 0, "timeout of one agent attempt in milliseconds (0: none)")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", 0, "stop an agent attempt that shows no progress (no tool call, message or output) for this long, and retry it (default: the executor's configured idleTimeoutMs, else "+callpolicy.DefaultIdleTimeout.String()+"; 0 turns it off)")
 	fs.Int64Var(&o.tokenBudget, "token-budget", 0, "hard ceiling on input+output tokens (0: none)")
 	fs.BoolVar(&o.strict, "strict", false, "fail the run at the first error the script throws in a parallel() branch or pipeline() item, instead of making that branch null (exit 3 when a run completes with such errors)")
 	fs.Float64Var(&o.maxCost, "max-cost", 0, "hard ceiling on what the run may cost, in dollars: no call starts once what was spent and what the running calls are expected to cost would pass it; the run pauses (0: none, or the script's meta.maxCost)")

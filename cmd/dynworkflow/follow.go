@@ -20,6 +20,14 @@ import (
 // started) until it ends, turns Ctrl-C into pause (then stop), prints the
 // outcome and returns the exit code as an error.
 func (a *app) follow(ctx context.Context, rt *engine.Runtime, r *engine.Run, view *progressView) error {
+	out := a.watch(ctx, rt, r, view)
+	a.printOutcome(out)
+	a.noteKeptWorktrees(r)
+	return exitFor(out.Status, out.Stats.ScriptErrors)
+}
+
+// watch is follow without the outcome's report: it returns the outcome.
+func (a *app) watch(ctx context.Context, rt *engine.Runtime, r *engine.Run, view *progressView) engine.Outcome {
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
@@ -67,12 +75,10 @@ wait:
 		if err := rt.Stop(r.ID()); err != nil {
 			fmt.Fprintln(a.stderr, "dynworkflow: stop:", err)
 		} else {
-			out.Status, out.PauseReason = engine.StatusStopped, ""
+			out.Status, out.PauseReason, out.ResumeAt = engine.StatusStopped, "", nil
 		}
 	}
-	a.printOutcome(out)
-	a.noteKeptWorktrees(r)
-	return exitFor(out.Status, out.Stats.ScriptErrors)
+	return out
 }
 
 // exitFor is the exit code of a run that ended in status s after its
@@ -136,6 +142,10 @@ func (a *app) printOutcome(o engine.Outcome) {
 		reason := ""
 		if o.PauseReason != "" {
 			reason = " (" + escapeControls(o.PauseReason, true) + ")"
+		}
+		if o.ResumeAt != nil {
+			fmt.Fprintf(a.stderr, "paused%s; resume at the reset with: dynworkflow resume --wait %s\n", reason, o.RunID)
+			break
 		}
 		fmt.Fprintf(a.stderr, "paused%s; resume with: dynworkflow resume %s\n", reason, o.RunID)
 	case engine.StatusFailed:

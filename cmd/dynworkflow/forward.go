@@ -179,6 +179,13 @@ func (o *optionFlags) apiOptions(cmd *cobra.Command) *web.RunOptions {
 	if fs.Changed("agent-timeout-ms") {
 		ro.AgentTimeoutMs, set = &o.agentTimeoutMs, true
 	}
+	if fs.Changed("idle-timeout") {
+		ms := o.idleTimeout.Milliseconds()
+		if o.idleTimeout > 0 && ms == 0 {
+			ms = 1
+		}
+		ro.IdleTimeoutMs, set = &ms, true
+	}
 	if fs.Changed("token-budget") {
 		ro.TokenBudget, set = &o.tokenBudget, true
 	}

@@ -16,6 +16,7 @@ import (
 // listing shows it as the journal holds it; once there is room again, it
 // resumes to its result.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a small file system")
 	}

@@ -137,6 +137,7 @@ return { a, b };
 // Both runtimes in one state root, for a project named with '_' and '.':
 // each lists and shows the other's runs, and both use one project directory.
 func TestInteropWithTheNodeRuntime(t *testing.T) {
+	t.Parallel()
 	n := findNodeSeed(t)
 	e := newEnv(t)
 	e.dir = filepath.Join(e.dir, "My_Proj.v2")
@@ -279,10 +280,11 @@ func TestInteropWithTheNodeRuntime(t *testing.T) {
 	// sees it owned by a live process and leaves it alone.
 	t.Run("a run of ours executing while the Node runtime lists", func(t *testing.T) {
 		slow := e.write("slow.workflow.js", `export const meta = { name: 'slow', description: 'd' }
-return await agent('[simulate:sleep=1500ms] take a while')
+return await agent('take a while [gate:slow]', { executor: 'gate' })
 `)
+		gates := newGates(t)
 		before := e.journalIDs()
-		p := e.start("run", slow, "--json")
+		p := e.start("run", slow, "--json", gates.flag)
 		id := p.waitNewJournal(before)
 		waitUntil(t, "the slow run's snapshot", func() bool {
 			_, err := os.Stat(filepath.Join(want, "runs", id+".json"))
@@ -293,6 +295,7 @@ return await agent('[simulate:sleep=1500ms] take a while')
 		if !strings.Contains(r.stdout, `"runId": "`+id+`"`) {
 			t.Errorf("node list --json misses the running run:\n%s", r.stdout)
 		}
+		gates.release("slow")
 		if res := p.wait(); res.code != 0 {
 			t.Fatalf("our run failed after the Node runtime listed it:\n%s", res)
 		}

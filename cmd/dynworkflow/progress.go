@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -73,6 +74,9 @@ type progressView struct {
 	// plain mode: the last counts printed, and when.
 	lastPlain   string
 	lastPlainAt time.Time
+	// troubleSaid is, by call path, the trouble last printed in plain
+	// mode, so each is said once.
+	troubleSaid map[string]string
 	// ask asks the run's checkpoints in the terminal (ask.go); nil when
 	// they are only listed.
 	ask *asker
@@ -490,6 +494,9 @@ func (v *progressView) regionLocked() []line {
 	}
 	lines = append(lines, usage)
 
+	for _, c := range p.Troubled {
+		lines = append(lines, troubleLine(c, now))
+	}
 	for _, w := range v.warns.repeated(maxWarnLines) {
 		lines = append(lines, line{{fmt.Sprintf("⚠ %d× ", w.count), styleYellow}, {w.last, styleYellow}})
 	}
@@ -515,6 +522,7 @@ func (v *progressView) plainLocked() {
 		return
 	}
 	p := v.src.Progress()
+	v.plainTroubleLocked(p, time.Now())
 	s := p.Stats
 	done := s.Live + s.Replayed
 	known := max(p.Calls, done+s.Failed+s.Running)
@@ -553,6 +561,43 @@ func (v *progressView) plainLocked() {
 		rate = fmt.Sprintf(" · %.1f calls/s", r)
 	}
 	fmt.Fprintf(v.w, "[%s] %s%s\n", humanMs(now.Sub(p.Started).Milliseconds()), counts, rate)
+}
+
+// plainTroubleLocked prints, in plain mode, each running call that gets
+// into trouble (its CLI retrying or unable to reach its endpoint, or no
+// progress for a while), once per trouble.
+func (v *progressView) plainTroubleLocked(p engine.Progress, now time.Time) {
+	if v.troubleSaid == nil {
+		v.troubleSaid = map[string]string{}
+	}
+	seen := map[string]bool{}
+	for _, c := range p.Troubled {
+		seen[c.Path] = true
+		key := c.Activity.Kind + "\x00" + c.Activity.Text
+		if v.troubleSaid[c.Path] == key {
+			continue
+		}
+		v.troubleSaid[c.Path] = key
+		fmt.Fprintf(v.w, "[%s] %s\n", humanMs(now.Sub(p.Started).Milliseconds()), troubleLine(c, now).render(false))
+	}
+	for path := range v.troubleSaid {
+		if !seen[path] {
+			delete(v.troubleSaid, path)
+		}
+	}
+}
+
+// troubleLine names a running call in trouble and what it did last.
+func troubleLine(c engine.CallActivity, now time.Time) line {
+	name := c.Path
+	if c.Label != "" {
+		name = escapeControls(c.Label, true) + " (" + c.Path + ")"
+	}
+	st := styleYellow
+	if k := c.Activity.Kind; k == executors.ActivityUnreachable || k == executors.ActivityError {
+		st = styleRed
+	}
+	return line{{"⏳ " + name + ": ", st}, {activityLine(c, now), styleNone}}
 }
 
 // stop ends the view: the live region is erased (the outcome follows),

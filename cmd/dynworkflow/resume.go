@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +23,7 @@ func (a *app) resumeCommand() *cobra.Command {
 	var scriptPath string
 	var fw forwardFlagSet
 	var bf backendFlags
+	var wait bool
 	cmd := &cobra.Command{
 		Use:   "resume ID",
 		Short: "Resume a paused, failed or completed run, replaying its finished calls",
@@ -31,6 +37,12 @@ those not given keep what the run had, the simulated executor's
 
 When the project has a live runtime (dynworkflow serve), the resume goes to
 it and returns at once; --attach follows the run to its end.
+
+A run parked for its executor's quota ("waiting for quota until 15:04:05")
+resumes by itself at the reset under dynworkflow serve; here, --wait waits
+for the reset and resumes it then. Without --wait, a resume before the
+reset tries now: its calls start (as many at once as --concurrency), and it
+parks again, for longer, if the provider still refuses.
 
 A run on Temporal resumes there, as a new execution of its workflow; one
 still running there is followed again with --attach (after the process
@@ -65,7 +77,8 @@ that started it was killed, say).`,
 					return err
 				}
 			}
-			req := engine.ResumeRequest{Args: scriptArgs, Options: func(o *engine.Options) {
+			// A user who resumes a parked run before its reset means now.
+			req := engine.ResumeRequest{Args: scriptArgs, TryNow: !wait, Options: func(o *engine.Options) {
 				of.apply(cmd, o)
 				if of.yes {
 					o.ConfirmAboveUSD = 0
@@ -83,21 +96,42 @@ that started it was killed, say).`,
 			if _, err := rt.Recover(); err != nil {
 				return err
 			}
-			view := newProgressView(a.stderr, a.json, a.logs)
-			view.subscribe(rt.Events())
-			a.askHere(view, questions)
-			r, err := rt.Resume(cmd.Context(), id, req)
-			if err != nil {
-				view.stop()
-				if errors.Is(err, store.ErrForeignRun) {
-					return a.forwardForeign(cmd.Context(), "resume", "resumed", id, scriptText(scriptPath), err)
+			for {
+				if wait {
+					if err := a.waitForReset(cmd.Context(), rt, id); err != nil {
+						return err
+					}
 				}
-				return err
+				view := newProgressView(a.stderr, a.json, a.logs)
+				view.subscribe(rt.Events())
+				a.askHere(view, questions)
+				r, err := rt.Resume(cmd.Context(), id, req)
+				if err != nil {
+					view.stop()
+					if errors.Is(err, store.ErrForeignRun) {
+						return a.forwardForeign(cmd.Context(), "resume", "resumed", id, scriptText(scriptPath), err)
+					}
+					return err
+				}
+				if !wait {
+					return a.follow(cmd.Context(), rt, r, view)
+				}
+				out := a.watch(cmd.Context(), rt, r, view)
+				if out.Status == engine.StatusPaused && out.ResumeAt != nil && cmd.Context().Err() == nil {
+					// Another run met the quota again: wait for the later
+					// reset. The script, args and options given are the
+					// run's now.
+					req = engine.ResumeRequest{}
+					continue
+				}
+				a.printOutcome(out)
+				a.noteKeptWorktrees(r)
+				return exitFor(out.Status, out.Stats.ScriptErrors)
 			}
-			return a.follow(cmd.Context(), rt, r, view)
 		},
 	}
 	cmd.Flags().StringVar(&scriptPath, "script", "", "resume with this (edited) script instead of the journaled one")
+	cmd.Flags().BoolVar(&wait, "wait", false, "if the run waits for its executor's quota, resume it at the reset (and again, should it park again)")
 	fw.register(cmd)
 	of.register(cmd.Flags())
 	bf.register(cmd.Flags(), true)
@@ -112,6 +146,32 @@ func scriptText(path string) string {
 	}
 	b, _ := os.ReadFile(path) // read already by LoadFile
 	return string(b)
+}
+
+// waitForReset waits until the quota the run id is parked for resets, if
+// it is parked. Ctrl-C leaves it parked.
+func (a *app) waitForReset(ctx context.Context, rt *engine.Runtime, id string) error {
+	d, err := rt.Inspect(id)
+	if err != nil {
+		return err
+	}
+	at := d.Summary.ResumeAt
+	if d.Summary.Status != string(engine.StatusPaused) || at == nil || !time.Now().Before(*at) {
+		return nil
+	}
+	fmt.Fprintf(a.stderr, "» %s waits for its executor's quota until %s; it resumes then (Ctrl-C leaves it parked)\n",
+		id, at.Local().Format(time.TimeOnly))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t := time.NewTimer(time.Until(*at))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return &exitError{code: exitPaused, err: fmt.Errorf("%s stays parked until %s; resume it with: dynworkflow resume --wait %s",
+			id, at.Local().Format(time.TimeOnly), id)}
+	}
 }
 
 // keepSimulateSettings gives the simulated executor of a resumed run the

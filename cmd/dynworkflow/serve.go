@@ -154,6 +154,8 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, bf *backendFlags, host 
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	a.logServedRuns(ctx, rt)
+	// A run parked for its executor's quota goes on at the reset.
+	rt.WakeParked(ctx)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	a.announce(desc, descPath)

@@ -90,8 +90,11 @@ const r = await parallel([1, 2, 3].map(i => () => agent('quick ' + i)))
 return { done: r.length }
 `
 
+// slowWorkflow's first four agents answer at once; the other twelve wait
+// at the gate "slow" (see gates; the server needs its flag).
 const slowWorkflow = `export const meta = { name: 'slow', description: 'a slow run' }
-const r = await parallel(Array.from({ length: 16 }, (_, i) => () => agent('slow ' + i + ' [simulate:sleep=250ms]')))
+const r = await parallel(Array.from({ length: 16 }, (_, i) => () =>
+  agent('slow ' + i + (i < 4 ? '' : ' [gate:slow]'), { executor: 'gate' })))
 return r.length
 `
 
@@ -102,6 +105,7 @@ return await agent('ship to ' + channel)
 `
 
 func TestServeRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, host := range []string{"0.0.0.0", "192.168.1.10", "example.com"} {
 		r := e.dw("serve", "--host", host)
@@ -116,6 +120,7 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 // one owns the project and the other names it. A stale descriptor is
 // replaced; Ctrl-C removes the descriptor.
 func TestServeOneOwner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for round := range 3 {
 		a, b := e.start("serve"), e.start("serve")
@@ -176,9 +181,11 @@ func TestServeOneOwner(t *testing.T) {
 // TestServeKilledMidRun: SIGKILL of the server in the middle of a run; a
 // new server finds it paused, and resume replays every finished call.
 func TestServeKilledMidRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("slow.workflow.js", slowWorkflow)
-	s := e.serve()
+	gates := newGates(t)
+	s := e.serve(gates.flag)
 	r := e.dwOK("run", "slow.workflow.js", "--concurrency", "2")
 	id := strings.TrimSpace(r.stdout)
 	s.waitFinished(e.journalPath(id), 4)
@@ -186,8 +193,9 @@ func TestServeKilledMidRun(t *testing.T) {
 	s.wait()
 	recs, _ := readJournal(t, e.journalPath(id))
 	finished := finishedAgents(recs)
+	gates.release("slow")
 
-	s2 := e.serve()
+	s2 := e.serve(gates.flag)
 	d, err := s2.client.Run(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -206,12 +214,13 @@ func TestServeKilledMidRun(t *testing.T) {
 // TestForwardedCommands drives a live server from other processes: run,
 // --attach, pause, resume, stop, respond, delete, with local exit codes.
 func TestForwardedCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("quick.workflow.js", quickWorkflow)
-	e.write("slow.workflow.js", slowWorkflow)
+	e.write("slow.workflow.js", slowWorkflow) // its gate is never released
 	e.write("gate.workflow.js", gateWorkflow)
 	e.write("broken.workflow.js", "export const meta = { name: 'b', description: 'd' }\nreturn agent((\n")
-	s := e.serve()
+	s := e.serve(newGates(t).flag)
 	ctx := context.Background()
 
 	t.Run("run prints the id at once", func(t *testing.T) {
@@ -280,6 +289,7 @@ func TestForwardedCommands(t *testing.T) {
 // a checkpoint; after a restart and a resume the same checkpoint is
 // pending again, and answering it completes the run.
 func TestServeCtrlCAndRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("gate.workflow.js", gateWorkflow)
 	s := e.serve()
@@ -318,6 +328,7 @@ func TestServeCtrlCAndRestart(t *testing.T) {
 // server killed without a chance to remove it is not trusted: the next
 // command runs locally.
 func TestServeHangup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("gate.workflow.js", gateWorkflow)
 	s := e.serve()

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
@@ -319,6 +320,9 @@ func printCallEntry(w io.Writer, n int, c *engine.CallDetail, runStatus string) 
 		}
 		fmt.Fprintln(w, pad+label+indentRest(clipText(escapeControls(c.Prompt, false), promptLines, promptChars), len(pad)+len(label)))
 	}
+	if c.Activity != nil && status == "running" {
+		fmt.Fprintln(w, pad+"now:    "+activityLine(*c.Activity, time.Now()))
+	}
 	switch {
 	case c.Error != "":
 		fmt.Fprintln(w, pad+"error:  "+indentRest(clipText(escapeControls(c.Error, false), promptLines, promptChars), len(pad)+8))
@@ -531,6 +535,9 @@ func printCall(w io.Writer, d *engine.Detail, c *engine.CallDetail) {
 	}
 	field("Execution", strconv.Itoa(c.Epoch))
 	field("Worktree", worktreeLine(c.Worktree))
+	if c.Activity != nil {
+		field("Activity", activityLine(*c.Activity, time.Now()))
+	}
 	section := func(title, body string) {
 		fmt.Fprintf(w, "\n%s\n%s\n", title, indentAll(body, "  "))
 	}
@@ -542,6 +549,16 @@ func printCall(w io.Writer, d *engine.Detail, c *engine.CallDetail) {
 	}
 	if len(c.Result) > 0 {
 		section("Result", prettyJSON(c.Result))
+	}
+	if len(c.Retries) > 0 {
+		var b strings.Builder
+		for i, rt := range c.Retries {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "%s %s: %s", clock(rt.At), cmp.Or(rt.Class, "retry"), indentRest(escapeControls(rt.Message, false), 14+len(rt.Class)))
+		}
+		section("Retries", b.String())
 	}
 	if len(c.History) > 0 {
 		var b strings.Builder
@@ -563,6 +580,25 @@ func printCall(w io.Writer, d *engine.Detail, c *engine.CallDetail) {
 		}
 		section("History", b.String())
 	}
+}
+
+// activityLine says what a running call did last and when, and how long
+// it has gone without progress when that is a while.
+func activityLine(a engine.CallActivity, now time.Time) string {
+	line := escapeControls(callpolicy.Describe(a.Activity), true) + " · " + agoText(now.Sub(a.Activity.At)) +
+		" (" + a.Activity.At.Local().Format(time.TimeOnly) + ")"
+	if quiet := a.Quiet(now); quiet >= 10*time.Second && quiet > now.Sub(a.Activity.At)+time.Second {
+		line += " · no progress for " + humanMs(quiet.Truncate(time.Second).Milliseconds())
+	}
+	return line
+}
+
+// agoText is how long ago something was: "3s ago".
+func agoText(d time.Duration) string {
+	if d < time.Second {
+		return "just now"
+	}
+	return humanMs(d.Truncate(time.Second).Milliseconds()) + " ago"
 }
 
 // prettyJSON renders a JSON value for reading: a string as its text,

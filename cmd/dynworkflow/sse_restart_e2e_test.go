@@ -48,6 +48,7 @@ func (s *serving) firstFrame(t *testing.T, lastID string) (id, name string) {
 // saw, is told to rebuild (reset) instead of getting the new process's
 // events after its old position as if nothing had happened.
 func TestEventStreamAcrossARestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("quick.workflow.js", quickWorkflow)
 	s := e.serve()

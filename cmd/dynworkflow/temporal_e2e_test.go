@@ -3,9 +3,12 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/internal/collectortest"
 	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
+	"github.com/dynworkflow/dynworkflow/internal/testsize"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -28,10 +33,42 @@ import (
 var temporalDev temporaltest.Shared
 
 // companion builds dynworkflow-temporal next to the binary under test, once.
+// Only where a prebuild compiled it (companionCompiled): cold, compiling
+// the Temporal SDK with -race takes minutes, too long for a test.
 var companion = sync.OnceValues(func() (string, error) {
 	path := filepath.Join(filepath.Dir(binPath), "dynworkflow-temporal")
 	return path, buildBinary(path, "temporal")
 })
+
+// companionCompiled reports whether a prebuild ran, which compiled the
+// race-enabled companion into the Go build cache: the Temporal dev server
+// or the test collector is built.
+func companionCompiled() error {
+	if _, err := temporaltest.Built(); err == nil {
+		return nil
+	}
+	if _, err := collectortest.Binary(); err == nil {
+		return nil
+	}
+	return errors.New("the Temporal companion is not compiled: run `go run ./internal/temporaltest/prebuild` once (minutes cold)")
+}
+
+// needCompanion builds the companion, once, or skips t (fails it under
+// CI=true) with how to enable it when no prebuild compiled it.
+func needCompanion(t *testing.T) string {
+	t.Helper()
+	if err := companionCompiled(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true: the tests that run the companion are required)", err)
+		}
+		t.Skip(err)
+	}
+	path, err := companion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 var taskQueues atomic.Int64
 
@@ -45,9 +82,7 @@ type temporalEnv struct {
 func newTemporalEnv(t *testing.T) *temporalEnv {
 	t.Helper()
 	srv := temporalDev.Get(t)
-	if _, err := companion(); err != nil {
-		t.Fatal(err)
-	}
+	needCompanion(t)
 	return &temporalEnv{env: newEnv(t), address: srv.Address, namespace: srv.Namespace,
 		queue: fmt.Sprintf("e2e-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), taskQueues.Add(1))}
 }
@@ -102,14 +137,23 @@ func (e *temporalEnv) startWorker(extra ...string) *worker {
 // TestTemporalExamples runs the four examples in both languages on
 // --backend temporal with two worker processes and the simulate executor,
 // and gets what local runs get: results, agent counts, and in show the
-// same calls with the same prompts and answers.
+// same calls with the same prompts and answers. All eight at full size
+// (internal/testsize); otherwise one in each language, drawn afresh each
+// run (engine/temporal's TestExamples runs all eight in process).
 func TestTemporalExamples(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	e.startWorker()
 	e.startWorker()
 	files, err := filepath.Glob("../../examples/*.workflow.*")
 	if err != nil || len(files) != 8 {
 		t.Fatalf("want the 4 examples in 2 languages, found %v (%v)", files, err)
+	}
+	if !testsize.Full() {
+		rand.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
+		js := slices.IndexFunc(files, func(f string) bool { return strings.HasSuffix(f, ".js") })
+		star := slices.IndexFunc(files, func(f string) bool { return strings.HasSuffix(f, ".star") })
+		files = []string{files[js], files[star]}
 	}
 	for _, f := range files {
 		abs, _ := filepath.Abs(f)
@@ -148,6 +192,7 @@ func callsOf(d detail) string {
 // of them mid-run: the run completes on the other, and no agent that had
 // finished before the kill runs again, as the executor's own log shows.
 func TestTemporalWorkerKilled(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	log := filepath.Join(e.dir, "agents.log")
 	agent := e.write("agent.sh", fmt.Sprintf(`#!/bin/sh
@@ -235,13 +280,15 @@ return out.length
 // goes on in Temporal, show and list see it progress, and resume --attach
 // follows it to its end, from another machine's state too.
 func TestTemporalClientKilled(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
-	e.startWorker()
-	// The run cannot end before the test lets it: it waits on a checkpoint
-	// after its agents.
+	gates := newGates(t)
+	e.startWorker(gates.flag)
+	// The run cannot end before the test lets it: its agents after the
+	// first five wait at a gate, and it waits on a checkpoint after them.
 	script := e.write("gated.workflow.js", `export const meta = { name: 'gated', description: 'agents, then a question' }
 const items = Array.from({ length: 40 }, (_, i) => i)
-const out = await parallel(items.map(i => () => agent('item ' + i + ' [simulate:sleep=300ms]')))
+const out = await parallel(items.map(i => () => agent('item ' + i + (i < 5 ? '' : ' [gate:rest]'), { executor: 'gate' })))
 const go = await checkpoint('Done?', { kind: 'confirm' })
 return go ? out.length : -1
 `)
@@ -258,6 +305,7 @@ return go ? out.length : -1
 		t.Fatalf("after the client died the run is %q", d.Summary.Status)
 	}
 	n := doneCalls(d)
+	gates.release("rest")
 	waitUntil(t, "the run to go on without its client", func() bool { return doneCalls(e.show(id)) > n })
 	if s := e.listed(id); s.Status != "running" && s.Status != "waiting" {
 		t.Errorf("list shows %+v", s)
@@ -297,6 +345,7 @@ func doneCalls(d detail) int {
 // TestTemporalCheckpointPauseStop answers a checkpoint with respond, pauses
 // and resumes a run, and stops one, all through the CLI.
 func TestTemporalCheckpointPauseStop(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	e.startWorker()
 
@@ -373,6 +422,7 @@ def main(args):
 // TestTemporalRunsInServeAPI shows that the API of `serve` lists a run on
 // Temporal and gives its detail, as it does a local one.
 func TestTemporalRunsInServeAPI(t *testing.T) {
+	t.Parallel()
 	e := newTemporalEnv(t)
 	e.startWorker()
 	script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 3))

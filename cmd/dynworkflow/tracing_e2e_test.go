@@ -160,9 +160,7 @@ func (e *env) answers(id string) map[string]string {
 // the binary under test, once.
 func withCompanion(t *testing.T) {
 	t.Helper()
-	if _, err := companion(); err != nil {
-		t.Fatal(err)
-	}
+	needCompanion(t)
 }
 
 func (e *env) traceTo(c *collectortest.Collector, protocol string) {

@@ -20,6 +20,9 @@ type AttemptResult struct {
 	// Err is nil, an executor's failure (see executors.ClassOf), or a
 	// *SchemaViolation.
 	Err error
+	// Took is how long the attempt ran, as the machine that ran it
+	// measured it; zero when unknown.
+	Took time.Duration
 }
 
 // SchemaViolation is an answer that does not satisfy the call's schema:
@@ -32,25 +35,47 @@ func (v *SchemaViolation) Error() string {
 func (v *SchemaViolation) Unwrap() error { return v.Err }
 
 // RunAttempt runs one attempt of a call on exec, on whichever machine the
-// backend runs it: the executor once, bounded by timeout (running out is
-// a transient failure), and its answer checked against schema (nil for
-// text).
-func RunAttempt(ctx context.Context, exec executors.Executor, req executors.Request, timeout time.Duration, schema Schema, observe executors.Observer) AttemptResult {
-	actx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		actx, cancel = context.WithTimeout(ctx, timeout)
+// backend runs it: the executor once, within b (running out of time, or
+// making no progress for b.Idle, is a transient failure; an endpoint
+// unreachable for b.Unreachable makes the executor unavailable), and its
+// answer checked against schema (nil for text). observe gets what the
+// executor reports, each activity stamped with its time.
+func RunAttempt(ctx context.Context, exec executors.Executor, req executors.Request, b Bounds, schema Schema, observe executors.Observer) AttemptResult {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if b.Timeout > 0 {
+		var stop context.CancelFunc
+		actx, stop = context.WithTimeout(actx, b.Timeout)
+		defer stop()
 	}
-	res, err := exec.Run(actx, req, observe)
-	timedOut := actx.Err() != nil && ctx.Err() == nil
-	cancel()
+	see := observe
+	if b.Idle > 0 || b.Unreachable > 0 {
+		w := watch(b, cancel)
+		defer w.stop()
+		see = func(p executors.Progress) {
+			w.observe(p)
+			if observe != nil {
+				observe(p)
+			}
+		}
+	}
+	started := time.Now()
+	res, err := exec.Run(actx, req, see)
+	took := time.Since(started)
+	stall := stalledBy(actx)
+	timedOut := stall == nil && actx.Err() != nil && ctx.Err() == nil
 	if err == nil && timedOut {
 		err = context.DeadlineExceeded
 	}
 	if err != nil {
-		if timedOut {
-			err = &executors.Error{Class: executors.Transient, Message: "agent timed out after " + timeout.String(), Err: context.DeadlineExceeded}
+		switch {
+		case ctx.Err() != nil:
+		case stall != nil:
+			err = stall.failure()
+		case timedOut:
+			err = &executors.Error{Class: executors.Transient, Message: "agent timed out after " + b.Timeout.String(), Err: context.DeadlineExceeded}
 		}
-		return AttemptResult{Result: res, Err: err}
+		return AttemptResult{Result: res, Err: err, Took: took}
 	}
 	if schema == nil {
 		return AttemptResult{Value: TextAnswer(res.Text), Result: res}

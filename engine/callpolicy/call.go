@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
@@ -152,6 +153,9 @@ type Outcome struct {
 	Attempts    int
 	Err         error
 	PauseReason string
+	// ResumeAt is, for a run parked by a rate limit, when its quota
+	// resets (see Quota); zero otherwise.
+	ResumeAt time.Time
 }
 
 // Begin says whether a call that was not replayed may start now, when a
@@ -187,8 +191,17 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 	}
 	prompt := c.Prompt
 	var o Outcome
-	var transient, infra, repairs int
+	var transient, infra, repairs, down int
+	// downFor is how long the call's executor has failed to reach its
+	// endpoint: its failed attempts and the waits between them.
+	var downFor time.Duration
+	quota, _ := l.(Quota)
 	for {
+		if quota != nil {
+			if until, why, blocked := quota.QuotaBlocked(c.Executor); blocked {
+				return parked(o, c.Executor, until, why)
+			}
+		}
 		o.Attempts++
 		res := l.Launch(ctx, Attempt{N: o.Attempts, Prompt: prompt})
 		res.Result.Usage = x.charge(c, res.Result.Model, res.Result.Usage)
@@ -227,6 +240,28 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 		var wait time.Duration
 		switch class {
 		case executors.Transient:
+			if executors.Unreachable(res.Err) {
+				// Nothing was sent: not one of the call's retries. Once
+				// the attempts and the waits add up to the limit, the
+				// endpoint is down.
+				// The first such failure starts the clock: the time before
+				// it, the endpoint may have been up.
+				limit := x.limits.unreachableFor()
+				if down > 0 {
+					downFor += res.Took
+				}
+				if downFor >= limit {
+					o.Kind = Paused
+					o.PauseReason = UnavailableReason(c.Executor, &executors.Error{Class: executors.Unavailable, Unreachable: true,
+						Message: fmt.Sprintf("it cannot reach its model endpoint (%d attempts over %s): %v", down+1, limit, res.Err), Fix: UnreachableFix})
+					o.Err = UnavailableError(o.PauseReason)
+					return o
+				}
+				down++
+				wait = min(Backoff(x.limits.RetryBackoff, down, retryAfter(res.Err), x.runID, c.Path), limit-downFor)
+				downFor += wait
+				break
+			}
 			if transient >= retries {
 				o.Kind, o.Err = GaveUp, res.Err
 				return o
@@ -242,6 +277,9 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 			infra++
 			wait = Backoff(x.limits.RetryBackoff, infra, retryAfter(res.Err), x.runID, c.Path)
 		case executors.RateLimited:
+			if quota != nil {
+				return parked(o, c.Executor, quota.QuotaSpent(c.Executor, retryAfter(res.Err), res.Err.Error()), res.Err.Error())
+			}
 			o.Kind, o.PauseReason, o.Err = Paused, "rate limited: "+res.Err.Error(), RateLimitError(res.Err.Error())
 			return o
 		case executors.Unavailable:
@@ -266,6 +304,12 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 			return o
 		}
 	}
+}
+
+// Bounds are what bound each attempt of the call: its timeout, its idle
+// timeout, and how long its executor may fail to reach its endpoint.
+func (c *Call) Bounds() Bounds {
+	return Bounds{Timeout: c.Timeout, Idle: c.IdleTimeout, Unreachable: c.x.limits.unreachableFor()}
 }
 
 // ForScript is what the script gets from a call that gave up: a throw for
@@ -293,7 +337,7 @@ func retryAfter(err error) time.Duration {
 // UnavailableReason is the pause reason of an unavailable executor: its
 // name, the cause and the fix.
 func UnavailableReason(executor string, err error) string {
-	reason := fmt.Sprintf("executor %s is unavailable: %v", executor, err)
+	reason := fmt.Sprintf("executor %s is unavailable: %s", executor, strings.TrimSuffix(err.Error(), "."))
 	if fix := executors.FixOf(err); fix != "" {
 		reason += ". Fix: " + fix
 	}

@@ -31,6 +31,13 @@ type Limits struct {
 	AgentRetries int
 	// AgentTimeout bounds one attempt of a call; 0 means none.
 	AgentTimeout time.Duration
+	// IdleTimeout stops an attempt that makes no progress for that long
+	// (see liveness.go); 0 leaves it to the executor's configuration and
+	// DefaultIdleTimeout, and a negative one turns it off.
+	IdleTimeout time.Duration
+	// UnreachableFor is how long an executor may fail to reach its model
+	// endpoint before the run pauses; 0 means DefaultUnreachableFor.
+	UnreachableFor time.Duration
 	// SchemaAttempts is how many answers a schema call may give.
 	SchemaAttempts int
 	// RetryBackoff is the first wait before a retry (see Backoff).
@@ -45,6 +52,13 @@ type Limits struct {
 	Routes []Route
 	// Overrides change single calls of a fork (see Override).
 	Overrides []Override
+}
+
+func (l Limits) unreachableFor() time.Duration {
+	if l.UnreachableFor > 0 {
+		return l.UnreachableFor
+	}
+	return DefaultUnreachableFor
 }
 
 // Schema is a compiled JSON Schema of an agent() call.

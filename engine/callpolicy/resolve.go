@@ -18,6 +18,9 @@ type Settings struct {
 	Permissions executors.Permissions
 	// Timeout bounds one attempt; zero means none.
 	Timeout time.Duration
+	// IdleTimeout bounds the time an attempt goes without progress; zero
+	// means none.
+	IdleTimeout time.Duration
 	// Route is the route that set any of these, as --route writes it; ""
 	// when none did.
 	Route string
@@ -52,5 +55,12 @@ func Resolve(path, phase string, opts lang.AgentOptions, metaModel string, run L
 	if opts.TimeoutMs != nil {
 		s.Timeout = time.Duration(*opts.TimeoutMs) * time.Millisecond
 	}
+	// The idle timeout is on unless someone turns it off (a negative
+	// value): the call, else the run, else the executor's configuration.
+	s.IdleTimeout = cmp.Or(run.IdleTimeout, defs.IdleTimeout, DefaultIdleTimeout)
+	if opts.IdleTimeoutMs != nil {
+		s.IdleTimeout = time.Duration(*opts.IdleTimeoutMs) * time.Millisecond
+	}
+	s.IdleTimeout = max(0, s.IdleTimeout)
 	return s
 }

@@ -46,7 +46,10 @@ type Summary struct {
 	Description string `json:"description"`
 	Status      string `json:"status"` // running, paused, completed, failed, stopped, damaged
 	PauseReason string `json:"pauseReason,omitempty"`
-	Error       string `json:"error,omitempty"`
+	// ResumeAt is, for a run parked until its executor's quota resets,
+	// when that is (see engine/quota).
+	ResumeAt *time.Time `json:"resumeAt,omitempty"`
+	Error    string     `json:"error,omitempty"`
 	// ErrorCode is the stable code of the error that ended the run, when it
 	// has one (TOKEN_BUDGET_EXHAUSTED, ...).
 	ErrorCode  string     `json:"errorCode,omitempty"`
@@ -115,6 +118,9 @@ type Snapshot struct {
 	SummaryCRC string          `json:"summaryCrc,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Detail     json.RawMessage `json:"detail,omitempty"` // opaque to the store
+	// Activity is the last activity of each running call, for the views
+	// of other processes; opaque to the store.
+	Activity json.RawMessage `json:"activity,omitempty"`
 	// NodeView repeats the run in the Node runtime's field names, so that
 	// its list and show read our runs (see node.go).
 	NodeView

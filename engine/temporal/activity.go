@@ -69,7 +69,9 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 		AgentType: in.AgentType, Isolation: in.Isolation, Permissions: in.Permissions, Schema: in.Schema, Dir: in.Cwd,
 		Attempt: in.Attempt,
 	}
-	res := callpolicy.RunAttempt(ctx, exec, req, time.Duration(in.TimeoutMs)*time.Millisecond, schema, func(executors.Progress) {})
+	bounds := callpolicy.Bounds{Timeout: time.Duration(in.TimeoutMs) * time.Millisecond,
+		Idle: time.Duration(in.IdleTimeoutMs) * time.Millisecond, Unreachable: time.Duration(in.UnreachableMs) * time.Millisecond}
+	res := callpolicy.RunAttempt(ctx, exec, req, bounds, schema, func(executors.Progress) {})
 	out.Usage, out.Provider, out.Model = res.Result.Usage, res.Result.Provider, res.Result.Model
 	out.DurMs = time.Since(started).Milliseconds()
 	if res.Err == nil {
@@ -84,7 +86,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 		// down. Nothing to report but that.
 		return out, ctx.Err()
 	}
-	detail := AgentFailure{Usage: out.Usage, Message: res.Err.Error()}
+	detail := AgentFailure{Usage: out.Usage, Message: res.Err.Error(), DurMs: out.DurMs}
 	var sv *callpolicy.SchemaViolation
 	if errors.As(res.Err, &sv) {
 		detail.Reason = sv.Err.Error()
@@ -92,7 +94,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 	}
 	var ee *executors.Error
 	if errors.As(res.Err, &ee) {
-		detail.RetryAfter, detail.Fix = ee.RetryAfter, ee.Fix
+		detail.RetryAfter, detail.Fix, detail.Unreachable = ee.RetryAfter, ee.Fix, ee.Unreachable
 	}
 	detail.TimedOut = errors.Is(res.Err, context.DeadlineExceeded)
 	return out, agentError(executors.ClassOf(res.Err).String(), res.Err.Error(), detail, res.Err)

@@ -71,7 +71,7 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		Path: pc.Path, Fingerprint: pc.FP, Prompt: prompt, Label: opts.Label, Phase: pc.Phase,
 		Executor: pc.Executor, Model: pc.Model, Effort: pc.Effort, Permissions: pc.Permissions,
 		AgentType: opts.AgentType, Isolation: opts.Isolation, Schema: opts.Schema, Cwd: x.in.Cwd,
-		TimeoutMs: pc.Timeout.Milliseconds(),
+		TimeoutMs: pc.Timeout.Milliseconds(), IdleTimeoutMs: pc.Bounds().Idle.Milliseconds(), UnreachableMs: pc.Bounds().Unreachable.Milliseconds(),
 	}}
 	c.waited = x.active >= x.in.Options.Concurrency
 	x.queue = append(x.queue, c)
@@ -181,7 +181,7 @@ func (l activities) Launch(_ context.Context, a callpolicy.Attempt) callpolicy.A
 			Result: executors.Result{Usage: out.Usage, Provider: out.Provider, Model: out.Model, History: out.History}}
 	}
 	f, err := agentFailure(err)
-	return callpolicy.AttemptResult{Result: executors.Result{Usage: f.Usage}, Err: err}
+	return callpolicy.AttemptResult{Result: executors.Result{Usage: f.Usage}, Err: err, Took: time.Duration(f.DurMs) * time.Millisecond}
 }
 
 func (l activities) Wait(ctx context.Context, d time.Duration) error {
@@ -264,7 +264,7 @@ func agentFailure(err error) (AgentFailure, error) {
 	case errInfrastructure:
 		class = executors.Infrastructure
 	}
-	var out error = &executors.Error{Class: class, Message: msg, Fix: f.Fix, RetryAfter: f.RetryAfter}
+	var out error = &executors.Error{Class: class, Message: msg, Fix: f.Fix, RetryAfter: f.RetryAfter, Unreachable: f.Unreachable}
 	if f.TimedOut {
 		out = timedOut{out}
 	}

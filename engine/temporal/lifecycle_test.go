@@ -10,15 +10,26 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine"
+	"github.com/dynworkflow/dynworkflow/executors"
+	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/internal/gate"
 )
 
-// fanOut is a script of n agents that take 500ms each, in parallel.
-func fanOut(n int) string {
+// fanOut is a script of n agents in parallel: the first free answer at
+// once, the others wait at the gate "rest" (see gated) until the test
+// releases it, so the run is still going when the test acts on it.
+func fanOut(n, free int) string {
 	return fmt.Sprintf(`export const meta = { name: 'fan', description: 'n agents' }
 const items = Array.from({ length: %d }, (_, i) => i)
-const out = await parallel(items.map(i => () => agent('item ' + i + ' [simulate:sleep=500ms]', { label: 'item-' + i })))
+const out = await parallel(items.map(i => () => agent('item ' + i + (i < %d ? '' : ' [gate:rest]'), { label: 'item-' + i })))
 return out.length
-`, n)
+`, n, free)
+}
+
+// gated is the simulated executor behind gates.
+func gated() (*executors.Set, *gate.Gates) {
+	g := &gate.Gates{}
+	return executors.NewSet(g.Wrap(simulate.New(simulate.Config{}))), g
 }
 
 // waitFor polls the run's state until cond holds.
@@ -42,10 +53,11 @@ func waitFor(t *testing.T, c *Client, runID string, what string, cond func(State
 // runs only the rest, and returns what an uninterrupted run returns.
 func TestPauseResume(t *testing.T) {
 	c := newClient(t)
-	startWorker(t, c, "w1", simulated())
+	set, gates := gated()
+	startWorker(t, c, "w1", set)
 	opts := engine.DefaultOptions()
 	opts.Concurrency = 4
-	path := writeScript(t, "fan.workflow.js", fanOut(24))
+	path := writeScript(t, "fan.workflow.js", fanOut(24, 4))
 	in := startFile(t, c, path, "", opts, false)
 	waitFor(t, c, in.RunID, "four finished calls", func(st State) bool { return st.Stats.Live >= 4 })
 	if err := c.Pause(context.Background(), in.RunID, "a test asked"); err != nil {
@@ -55,6 +67,7 @@ func TestPauseResume(t *testing.T) {
 	if st.Status != engine.StatusPaused || st.PauseReason != "a test asked" {
 		t.Fatalf("after pause: %s (%s) %s", st.Status, st.PauseReason, st.Error)
 	}
+	gates.Release("rest")
 	if _, err := c.Resume(context.Background(), in.RunID, ResumeRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +109,11 @@ func TestPauseResume(t *testing.T) {
 // TestStop cancels a run: it ends stopped, and cannot be resumed.
 func TestStop(t *testing.T) {
 	c := newClient(t)
-	startWorker(t, c, "w1", simulated())
+	set, _ := gated() // never released
+	startWorker(t, c, "w1", set)
 	opts := engine.DefaultOptions()
 	opts.Concurrency = 2
-	in := startFile(t, c, writeScript(t, "fan.workflow.js", fanOut(20)), "", opts, false)
+	in := startFile(t, c, writeScript(t, "fan.workflow.js", fanOut(20, 1)), "", opts, false)
 	waitFor(t, c, in.RunID, "a finished call", func(st State) bool { return st.Stats.Live >= 1 })
 	if err := c.Stop(context.Background(), in.RunID); err != nil {
 		t.Fatal(err)
@@ -156,10 +170,11 @@ return { channel, late }
 // no longer be resumed, as a local run stopped on disk.
 func TestStopPaused(t *testing.T) {
 	c := newClient(t)
-	startWorker(t, c, "w1", simulated())
+	set, _ := gated() // never released
+	startWorker(t, c, "w1", set)
 	opts := engine.DefaultOptions()
 	opts.Concurrency = 2
-	in := startFile(t, c, writeScript(t, "fan.workflow.js", fanOut(12)), "", opts, false)
+	in := startFile(t, c, writeScript(t, "fan.workflow.js", fanOut(12, 2)), "", opts, false)
 	waitFor(t, c, in.RunID, "a finished call", func(st State) bool { return st.Stats.Live >= 2 })
 	if err := c.Pause(context.Background(), in.RunID, "first"); err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ try { return await workflow('child.workflow.js') } catch (e) { return [e.code, e
 			if g, w := warnings(got.Logs), warnings(localDetail.Logs); g != w {
 				t.Errorf("warnings on Temporal:\n%s\nlocally:\n%s", g, w)
 			}
-			if got.Status != local.Status || string(got.Result) != string(local.Result) || got.Error != local.Error || got.PauseReason != local.PauseReason {
+			if got.Status != local.Status || string(got.Result) != string(local.Result) || got.Error != local.Error || !samePause(got.PauseReason, local) {
 				t.Errorf("on Temporal: %s %s %q %q\nlocally:     %s %s %q %q", got.Status, got.Result, got.Error, got.PauseReason,
 					local.Status, local.Result, local.Error, local.PauseReason)
 			}

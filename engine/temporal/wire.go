@@ -190,6 +190,10 @@ type AgentInput struct {
 	Attempt int `json:"attempt"`
 	// TimeoutMs bounds the executor's run; 0 means none.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// IdleTimeoutMs and UnreachableMs are the attempt's liveness bounds
+	// (callpolicy.Bounds); 0 means none.
+	IdleTimeoutMs int64 `json:"idleTimeoutMs,omitempty"`
+	UnreachableMs int64 `json:"unreachableMs,omitempty"`
 }
 
 // AgentOutput is the answer of an agent call. An answer or a transcript
@@ -230,6 +234,10 @@ type AgentFailure struct {
 	Fix string `json:"fix,omitempty"`
 	// Message is the executor's own words, without the class.
 	Message string `json:"message,omitempty"`
+	// Unreachable says the executor never reached its model endpoint.
+	Unreachable bool `json:"unreachable,omitempty"`
+	// DurMs is how long the attempt ran.
+	DurMs int64 `json:"durMs,omitempty"`
 }
 
 // ResolveInput asks a worker to find a child workflow's script.

@@ -14,6 +14,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/watch"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	"github.com/dynworkflow/dynworkflow/internal/gate"
 	"github.com/dynworkflow/dynworkflow/jsvm"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/lang/star"
@@ -26,6 +27,8 @@ type session struct {
 	rt     *engine.Runtime
 	run    *engine.Run
 	events chan watch.Event
+	// gates hold the calls whose prompt carries [gate:NAME].
+	gates *gate.Gates
 }
 
 func start(t *testing.T, sim simulate.Config, files map[string]string, main string) *session {
@@ -38,7 +41,8 @@ func start(t *testing.T, sim simulate.Config, files map[string]string, main stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := engine.New(engine.Config{Store: st, Hosts: hosts(), Executors: executors.NewSet(simulate.New(sim)), Cwd: dir})
+	gates := &gate.Gates{}
+	rt, err := engine.New(engine.Config{Store: st, Hosts: hosts(), Executors: executors.NewSet(gates.Wrap(simulate.New(sim))), Cwd: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +56,7 @@ func start(t *testing.T, sim simulate.Config, files map[string]string, main stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &session{t: t, dir: dir, rt: rt, run: run, events: make(chan watch.Event, 64)}
+	s := &session{t: t, dir: dir, rt: rt, run: run, events: make(chan watch.Event, 64), gates: gates}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	w, err := watch.New(rt, run, watch.Options{})
@@ -156,11 +160,13 @@ func (s *session) journal() []map[string]any {
 	return out
 }
 
+// The pipelines' stage 2 waits at the gate "build": the run is still
+// going, in stage 1 or 2, until the test releases it.
 const pipeline = `export const meta = { name: 'watched', description: 'a 20 x 3 pipeline' }
 const items = Array.from({ length: 20 }, (_, i) => 'item-' + i)
 return await pipeline(items,
   item => agent('plan ' + item),
-  (plan, item) => agent('build ' + item + ' from ' + plan),
+  (plan, item) => agent('build ' + item + ' from ' + plan + ' [gate:build]'),
   (built, item) => agent('STAGE3 test ' + item))
 `
 
@@ -170,7 +176,7 @@ def main(args):
     items = ["item-%d" % i for i in range(20)]
     return pipeline(items,
         lambda item: agent("plan " + item),
-        lambda plan, item: agent("build " + item + " from " + plan),
+        lambda plan, item: agent("build " + item + " from " + plan + " [gate:build]"),
         lambda built, item: agent("STAGE3 test " + item))
 `
 
@@ -194,6 +200,8 @@ func editStage3(t *testing.T, file, script string) {
 	<-sub.C
 	sub.Close()
 	write(t, filepath.Join(s.dir, file), strings.Replace(script, "STAGE3 test", "STAGE3 verify", 1))
+	s.next(watch.Reloaded)
+	s.gates.Release("build")
 	out := s.ended(1)
 	if out.Status != engine.StatusCompleted {
 		t.Fatalf("status %s: %s", out.Status, out.Error)
@@ -303,6 +311,8 @@ func TestSyntaxErrorKeepsTheRunGoing(t *testing.T) {
 	default:
 	}
 	write(t, path, strings.Replace(pipeline, "STAGE3 test", "STAGE3 check", 1))
+	s.next(watch.Reloaded)
+	s.gates.Release("build")
 	if out := s.ended(1); out.Status != engine.StatusCompleted {
 		t.Fatalf("after the good save: %s %s", out.Status, out.Error)
 	}

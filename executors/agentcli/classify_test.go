@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/proc"
@@ -62,5 +63,43 @@ func TestMissingBinaryIsUnavailable(t *testing.T) {
 	var ee *executors.Error
 	if !errors.As(err, &ee) || ee.Class != executors.Unavailable || ee.Fix != "install x" {
 		t.Fatalf("err = %#v, want unavailable with the install fix", err)
+	}
+}
+
+func TestResetHint(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	tests := []struct {
+		msg  string
+		want time.Duration
+	}{
+		{"429 fake rate limit reached, retry after 2s", 2 * time.Second},
+		{"API Error: Request rejected (429) · rate limit reached, resets in 5s", 5 * time.Second},
+		{"You've hit your usage limit. Resets in 2m.", 2 * time.Minute},
+		{"try again in 4 days 2 hours 3 minutes", 4*24*time.Hour + 2*time.Hour + 3*time.Minute},
+		{"Rate limit reached. Please try again in 20 seconds.", 20 * time.Second},
+		{"Retry-After: 7", 7 * time.Second},
+		{"Claude AI usage limit reached|1700000600", 10 * time.Minute},
+		{"exceeded retry limit, last status: 429 Too Many Requests", 0},
+		{"rate limited", 0},
+	}
+	for _, tc := range tests {
+		if got := ResetHint(tc.msg, now); got != tc.want {
+			t.Errorf("ResetHint(%q) = %v, want %v", tc.msg, got, tc.want)
+		}
+	}
+}
+
+func TestIsUnreachable(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"Reconnecting... waiting for network (Connection failed: error sending request)":        true,
+		"API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)": true,
+		"Connection error.": true,
+		"stream disconnected before completion: stream closed before response.completed": false,
+		"500 fake internal server error":                                                 false,
+		"Reconnecting... 2/5 (stream disconnected before completion)":                    false,
+	} {
+		if got := IsUnreachable(msg); got != want {
+			t.Errorf("IsUnreachable(%q) = %v, want %v", msg, got, want)
+		}
 	}
 }

@@ -2,10 +2,13 @@ package agentcli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
@@ -30,6 +33,9 @@ type Config struct {
 	Effort      string
 	Permissions executors.Permissions
 	Timeout     time.Duration
+	// IdleTimeout is the calls' idle timeout: zero leaves the built-in
+	// default, negative turns it off.
+	IdleTimeout time.Duration
 	// Registry records live children so that a later start can reap them.
 	Registry *proc.Registry
 	// Scratch is a private directory of ours, outside the system's
@@ -77,7 +83,7 @@ func (b *Base) Name() string { return b.name }
 
 // Defaults are the configured defaults of calls.
 func (b *Base) Defaults() executors.Defaults {
-	return executors.Defaults{Model: b.Model, Effort: b.Effort, Permissions: b.Permissions, Timeout: b.Timeout}
+	return executors.Defaults{Model: b.Model, Effort: b.Effort, Permissions: b.Permissions, Timeout: b.Timeout, IdleTimeout: b.IdleTimeout}
 }
 
 // WithDefaults fills in the request's model, effort and permissions from
@@ -98,13 +104,52 @@ func (b *Base) WithDefaults(req executors.Request) executors.Request {
 // Describe is the executor's definition, environment values left out.
 func (b *Base) Describe() executors.Definition {
 	d := executors.Definition{Name: b.name, Kind: b.kind, Binary: b.Binary, Args: b.Args, Model: b.Model, Effort: b.Effort,
-		Permissions: b.Permissions, TimeoutMs: b.Timeout.Milliseconds()}
+		Permissions: b.Permissions, TimeoutMs: b.Timeout.Milliseconds(), IdleTimeoutMs: b.IdleTimeout.Milliseconds()}
+	if b.IdleTimeout < 0 {
+		d.IdleTimeoutMs = -1
+	}
 	for _, kv := range b.Env {
 		if k, _, ok := strings.Cut(kv, "="); ok {
 			d.EnvNames = append(d.EnvNames, k)
 		}
 	}
 	return d
+}
+
+// credentialVars are the variables of our environment that say which
+// account a CLI uses: its configuration and login directories, API keys,
+// and the endpoint.
+var credentialVars = []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"}
+
+// Account names the account the CLI's calls are billed to: its kind and
+// a hash of what selects the account (the binary, the configured
+// environment and arguments, and the credential variables it inherits),
+// so that every run on the machine that uses the same login shares one
+// quota. Nothing secret is kept: only the hash. A command executor's name
+// is part of it: two commands are two services.
+func (b *Base) Account() string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	field(b.kind)
+	if b.kind == "command" {
+		field(b.name)
+	}
+	field(b.BinaryName())
+	for _, a := range b.Args {
+		field(a)
+	}
+	env := append([]string(nil), b.Env...)
+	for _, k := range credentialVars {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	sort.Strings(env)
+	for _, kv := range env {
+		field(kv)
+	}
+	return b.kind + "-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // Unavailable is the error of an executor that cannot serve any call.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/proc"
@@ -68,9 +69,37 @@ func (b *Base) Run(ctx context.Context, req executors.Request, call Call, p Pars
 	res, err := p.Finish(ex)
 	if err != nil {
 		b.Logger.Debug("agent CLI failed", "executor", b.name, "exit", ex.String(), "stderr", lastLines(ex.Stderr, 5), "err", err)
-		err = b.withFix(err)
+		err = withResetHint(markUnreachable(b.withFix(err)))
 	}
 	return res, err
+}
+
+// withResetHint gives a rate limit the reset its message tells of, when
+// the parser gave none: "retry after 5s", "resets in 2m", ...
+func withResetHint(err error) error {
+	var ee *executors.Error
+	if !errors.As(err, &ee) || ee.Class != executors.RateLimited || ee.RetryAfter > 0 {
+		return err
+	}
+	hint := ResetHint(ee.Error(), time.Now())
+	if hint <= 0 {
+		return err
+	}
+	hinted := *ee
+	hinted.RetryAfter = hint
+	return &hinted
+}
+
+// markUnreachable marks a transient failure whose message says the CLI
+// never reached its model endpoint (see executors.Error.Unreachable).
+func markUnreachable(err error) error {
+	var ee *executors.Error
+	if !errors.As(err, &ee) || ee.Class != executors.Transient || ee.Unreachable || !IsUnreachable(ee.Error()) {
+		return err
+	}
+	marked := *ee
+	marked.Unreachable = true
+	return &marked
 }
 
 // withFix gives an unavailable executor's error the executor's fix for

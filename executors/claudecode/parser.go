@@ -3,6 +3,7 @@ package claudecode
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -36,8 +37,10 @@ type event struct {
 	Usage            *usage                     `json:"usage"`
 	ModelUsage       map[string]json.RawMessage `json:"modelUsage"`
 
-	// api_retry lines.
+	// api_retry lines; their Error is the error's kind ("unknown",
+	// "rate_limit", ...).
 	Attempt     int `json:"attempt"`
+	MaxRetries  int `json:"max_retries"`
 	ErrorStatus int `json:"error_status"`
 }
 
@@ -94,7 +97,9 @@ func (p *parser) Line(line []byte) {
 				p.model = ev.Model
 			}
 		case "api_retry":
-			p.rec.Message("system", "API retry after HTTP "+itoa(ev.ErrorStatus))
+			p.retry(&ev)
+		default:
+			p.rec.Heartbeat() // status "requesting", and the like
 		}
 	case "assistant":
 		p.assistant(&ev)
@@ -111,7 +116,23 @@ func (p *parser) Line(line []byte) {
 		if ev.Usage != nil {
 			p.rec.SetUsage(ev.Usage.normalized(ev.TotalCostUSD))
 		}
+	default:
+		p.rec.Heartbeat() // stream_event, and events to come
 	}
+}
+
+// retry records Claude Code retrying its model request. Without an HTTP
+// status it got no answer at all (a refused connection, no route): the
+// endpoint is unreachable.
+func (p *parser) retry(ev *event) {
+	what := fmt.Sprintf("API retry %d/%d", ev.Attempt, ev.MaxRetries)
+	if ev.ErrorStatus == 0 {
+		text := what + ": no answer from the model endpoint (" + ev.Error + ")"
+		p.rec.Note("system", text, executors.NewActivity(executors.ActivityUnreachable, text))
+		return
+	}
+	text := fmt.Sprintf("%s after HTTP %d (%s)", what, ev.ErrorStatus, ev.Error)
+	p.rec.Note("system", text, executors.NewActivity(executors.ActivityRetry, text))
 }
 
 func (p *parser) assistant(ev *event) {

@@ -65,9 +65,13 @@ func (p *parser) Line(line []byte) {
 		return
 	}
 	switch ev.Type {
+	case "turn.started":
+		p.rec.Activity(executors.NewActivity(executors.ActivityStream, "turn started"))
 	case "item.started":
 		if ev.Item != nil && ev.Item.Type == "command_execution" {
 			p.rec.ToolCall("shell", ev.Item.Command)
+		} else {
+			p.rec.Heartbeat()
 		}
 	case "item.completed":
 		p.item(ev.Item)
@@ -83,8 +87,13 @@ func (p *parser) Line(line []byte) {
 			p.errMsg = ev.Error.Message
 		}
 	case "error":
+		// "Reconnecting... waiting for network (…)" while the endpoint is
+		// down, "Reconnecting... 2/5 (…)" while it retries: the
+		// recorder's activity tells them apart.
 		p.errMsg = ev.Message
 		p.rec.Message("error", ev.Message)
+	default:
+		p.rec.Heartbeat() // item.updated, thread.started, and events to come
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/agentcli"
@@ -87,6 +88,9 @@ type parser struct {
 }
 
 func (p *parser) Line(line []byte) {
+	// Every line the command prints shows it is alive; what it prints is
+	// its answer, not history.
+	p.rec.Heartbeat()
 	if p.out.Len()+len(line) > maxOutput {
 		return
 	}
@@ -115,6 +119,9 @@ type output struct {
 	Error *struct {
 		Class   string `json:"class"`
 		Message string `json:"message"`
+		// RetryAfterMs is, for a rate limit, how long until the quota
+		// resets.
+		RetryAfterMs int64 `json:"retry_after_ms"`
 	} `json:"error"`
 }
 
@@ -140,7 +147,8 @@ func (p *parser) Finish(ex proc.Exit) (executors.Result, error) {
 			res.Provider = o.Provider
 		}
 		if o.Error != nil {
-			return res, &executors.Error{Class: classOf(o.Error.Class), Message: p.name + ": " + o.Error.Message}
+			return res, &executors.Error{Class: classOf(o.Error.Class), Message: p.name + ": " + o.Error.Message,
+				RetryAfter: time.Duration(max(0, o.Error.RetryAfterMs)) * time.Millisecond}
 		}
 	}
 	switch {

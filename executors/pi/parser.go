@@ -67,6 +67,7 @@ var updatePrefix = []byte(`{"type":"message_update"`)
 
 func (p *parser) Line(line []byte) {
 	if bytes.HasPrefix(line, updatePrefix) {
+		p.rec.Heartbeat() // a token streamed
 		return
 	}
 	var ev event
@@ -87,9 +88,12 @@ func (p *parser) Line(line []byte) {
 		}
 		p.rec.ToolResult(ev.ToolName, out.String(), ev.IsError)
 	case "auto_retry_start":
-		p.rec.Message("system", "retrying: "+ev.ErrorMessage)
+		text := "retrying: " + ev.ErrorMessage
+		p.rec.Note("system", text, agentcli.ErrorActivity(text))
 	case "agent_end":
 		p.done = true
+	default:
+		p.rec.Heartbeat() // tool_execution_start and _update, turn_start, ...
 	}
 }
 

@@ -34,6 +34,7 @@
 //	[simulate:fail]          every attempt fails with a terminal error
 //	[simulate:transient]     attempt 1 fails with a transient error
 //	[simulate:ratelimit]     every attempt fails rate-limited, retry after 1m
+//	[simulate:ratelimit=5s]  the same, with the reset 5s ahead
 //	[simulate:invalid]       every attempt answers JSON that breaks the schema
 //	[simulate:invalid-once]  attempt 1 answers JSON that breaks the schema
 //	[simulate:sleep=250ms]   this call takes 250ms, whatever the latency config

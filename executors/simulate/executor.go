@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"strconv"
@@ -120,6 +121,11 @@ func (e *Executor) Run(ctx context.Context, req executors.Request, observe execu
 		return executors.Result{}, &executors.Error{Class: executors.Terminal, Message: err.Error()}
 	}
 	latency, failed := e.draw(m)
+	if latency > 0 && observe != nil {
+		// As a CLI says what its agent is up to, for the liveness views.
+		a := executors.NewActivity(executors.ActivityTool, "simulate: working for "+latency.String())
+		observe(executors.Progress{Activity: &a})
+	}
 	if err := sleep(ctx, latency); err != nil {
 		return executors.Result{}, err
 	}
@@ -162,7 +168,8 @@ func (e *Executor) failure(m markers, attempt int, failed bool) error {
 	case m.fail:
 		return &executors.Error{Class: executors.Terminal, Message: "simulated terminal failure ([simulate:fail] in the prompt)"}
 	case m.rateLimit:
-		return &executors.Error{Class: executors.RateLimited, Message: "simulated rate limit; resets in 1m", RetryAfter: time.Minute}
+		reset := cmp.Or(m.reset, time.Minute)
+		return &executors.Error{Class: executors.RateLimited, Message: "simulated rate limit; resets in " + reset.String(), RetryAfter: reset}
 	case m.transient && attempt == 1:
 		return &executors.Error{Class: executors.Transient, Message: "simulated transient failure ([simulate:transient] in the prompt, attempt 1)"}
 	case failed:

@@ -16,11 +16,12 @@ const markerPrefix = "[simulate:"
 
 // markers records which markers a prompt carries.
 type markers struct {
-	fail        bool // every attempt fails terminally
-	transient   bool // attempt 1 fails transiently
-	rateLimit   bool // every attempt is rate-limited
-	invalid     bool // every attempt answers invalid JSON
-	invalidOnce bool // attempt 1 answers invalid JSON
+	fail        bool          // every attempt fails terminally
+	transient   bool          // attempt 1 fails transiently
+	rateLimit   bool          // every attempt is rate-limited
+	reset       time.Duration // the rate limit's reset, when not a minute
+	invalid     bool          // every attempt answers invalid JSON
+	invalidOnce bool          // attempt 1 answers invalid JSON
 
 	hasSleep bool
 	sleep    time.Duration // the latency of this call, when hasSleep
@@ -68,6 +69,14 @@ func (m *markers) set(name string) error {
 	case "invalid-once":
 		m.invalidOnce = true
 	default:
+		if value, ok := strings.CutPrefix(name, "ratelimit="); ok {
+			d, err := time.ParseDuration(value)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("marker %s%s]: want a duration like ratelimit=5s", markerPrefix, name)
+			}
+			m.rateLimit, m.reset = true, d
+			return nil
+		}
 		if value, ok := strings.CutPrefix(name, "size="); ok {
 			n, err := strconv.Atoi(value)
 			if err != nil || n < 1 || n > maxSize {
@@ -78,7 +87,7 @@ func (m *markers) set(name string) error {
 		}
 		value, ok := strings.CutPrefix(name, "sleep=")
 		if !ok {
-			return fmt.Errorf("unknown marker %s%s]; known markers: fail, transient, ratelimit, invalid, invalid-once, sleep=DURATION, size=BYTES", markerPrefix, name)
+			return fmt.Errorf("unknown marker %s%s]; known markers: fail, transient, ratelimit, ratelimit=DURATION, invalid, invalid-once, sleep=DURATION, size=BYTES", markerPrefix, name)
 		}
 		d, err := time.ParseDuration(value)
 		if err != nil || d < 0 {

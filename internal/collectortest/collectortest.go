@@ -5,18 +5,16 @@
 //
 // The program lives in its own Go module so that the product's go.mod
 // never pulls the collector in. It is built into a cache outside the
-// repository, keyed by a hash of its sources and the Go version, by `go run
-// ./internal/collectortest/prebuild` (which .ci/run calls); a test never
-// builds it, since a cold build takes minutes: without it a test skips with
-// the command to run, or fails under CI=true.
+// repository (internal/devbuild), keyed by a hash of its sources and the Go
+// version, by `go run ./internal/collectortest/prebuild` (which .ci/run
+// calls); a test never builds it, since a cold build takes minutes: without
+// it a test skips with the command to run, or fails under CI=true.
 package collectortest
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -25,12 +23,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/devbuild"
 )
 
 // SourceDir is the collector program's module directory in this checkout.
@@ -46,107 +45,38 @@ func SourceDir() (string, error) {
 	return dir, nil
 }
 
-// CacheDir is where built collectors are kept:
-// ${XDG_CACHE_HOME:-~/.cache}/dynworkflow-ci/collectordev.
-func CacheDir() (string, error) {
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "dynworkflow-ci", "collectordev"), nil
-}
-
-// binaryPath is where the collector for the sources in this checkout is,
-// or goes.
-func binaryPath() (string, error) {
+// collector is the builder of the collector for the sources in this
+// checkout, cached under ${XDG_CACHE_HOME:-~/.cache}/dynworkflow-ci/collectordev.
+func collector() (devbuild.Builder, error) {
 	src, err := SourceDir()
 	if err != nil {
-		return "", err
+		return devbuild.Builder{}, err
 	}
-	key, err := sourceHash(src)
-	if err != nil {
-		return "", err
-	}
-	cache, err := CacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(cache, key, "collectordev"), nil
+	return devbuild.Module("collectordev", src)
 }
 
 // Binary returns the built collector, or an error saying how to build it.
 func Binary() (string, error) {
-	bin, err := binaryPath()
+	b, err := collector()
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("the test collector is not built; build it once with: go run ./internal/collectortest/prebuild (%w)", err)
+	if !b.Built() {
+		return "", errors.New("the test collector is not built: build it once with `go run ./internal/collectortest/prebuild` (minutes cold)")
 	}
-	return bin, nil
+	return b.Path(), nil
 }
 
 // Build builds the collector into the cache unless it is there, and
-// returns its path. Build output goes to log.
-func Build(ctx context.Context, log io.Writer) (string, error) {
-	bin, err := binaryPath()
+// returns its path (what `go run ./internal/collectortest/prebuild` does).
+// Build output goes to log. Another process's build of it is waited for,
+// not repeated; when ctx ends the build stops and leaves nothing behind.
+func Build(ctx context.Context, log *os.File) (string, error) {
+	b, err := collector()
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	src, _ := SourceDir()
-	dir := filepath.Dir(bin)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, ".")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false")
-	cmd.Stdout, cmd.Stderr = log, log
-	fmt.Fprintf(log, "collectortest: building the test collector into %s (a cold build takes minutes)\n", dir)
-	if err := cmd.Run(); err != nil {
-		_ = os.Remove(tmp)
-		return "", fmt.Errorf("collectortest: build the collector in %s: %w", src, err)
-	}
-	// A rename is atomic: a concurrent build's identical binary may
-	// replace this one, never half of it.
-	if err := os.Rename(tmp, bin); err != nil {
-		return "", err
-	}
-	return bin, nil
-}
-
-// sourceHash keys the cache: the module's files and the Go version.
-func sourceHash(dir string) (string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", err
-	}
-	var names []string
-	for _, e := range entries {
-		if n := e.Name(); n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go") {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n", runtime.Version())
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", n, len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return b.Ensure(ctx, log)
 }
 
 // Require returns the built collector, or skips t (fails it under
@@ -156,9 +86,10 @@ func Require(t testing.TB) string {
 	bin, err := Binary()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("no test collector: %v", err)
+			t.Fatalf("no test collector (CI=true: the tracing tests are required): %v", err)
+		} else {
+			t.Skip(err)
 		}
-		t.Skipf("no test collector (CI=true makes this a failure): %v", err)
 	}
 	return bin
 }

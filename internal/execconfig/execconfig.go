@@ -98,6 +98,9 @@ type Settings struct {
 	Env         map[string]string `json:"env,omitempty"`
 	Permissions *string           `json:"permissions,omitempty"`
 	TimeoutMs   *int64            `json:"timeoutMs,omitempty"`
+	// IdleTimeoutMs stops an attempt that shows no progress for that long;
+	// 0 turns the idle timeout off.
+	IdleTimeoutMs *int64 `json:"idleTimeoutMs,omitempty"`
 }
 
 // Value is one effective value and where it came from.
@@ -120,6 +123,9 @@ type Executor struct {
 	Env         map[string]Value[string]     `json:"env,omitempty"`
 	Permissions Value[executors.Permissions] `json:"permissions"`
 	Timeout     Value[time.Duration]         `json:"timeout"`
+	// IdleTimeout is the configured idle timeout: zero leaves the built-in
+	// default, negative is off.
+	IdleTimeout Value[time.Duration] `json:"idleTimeout"`
 	// Configured is true when a file or flag says anything about it.
 	Configured bool `json:"configured"`
 }
@@ -140,7 +146,8 @@ func (e *Executor) EnvList() []string {
 
 // Defaults are the executor's call defaults.
 func (e *Executor) Defaults() executors.Defaults {
-	return executors.Defaults{Model: e.Model.Value, Effort: e.Effort.Value, Permissions: e.Permissions.Value, Timeout: e.Timeout.Value}
+	return executors.Defaults{Model: e.Model.Value, Effort: e.Effort.Value, Permissions: e.Permissions.Value, Timeout: e.Timeout.Value,
+		IdleTimeout: e.IdleTimeout.Value}
 }
 
 // Config is the effective configuration.
@@ -345,6 +352,7 @@ func newExecutor(name, kind, binary string) *Executor {
 		Args:        Value[[]string]{Source: SourceBuiltIn},
 		Permissions: Value[executors.Permissions]{Value: executors.WorkspaceWrite, Source: SourceBuiltIn},
 		Timeout:     Value[time.Duration]{Source: SourceBuiltIn},
+		IdleTimeout: Value[time.Duration]{Source: SourceBuiltIn},
 	}
 }
 
@@ -403,6 +411,17 @@ func (e *Executor) apply(s Settings, source, base string) error {
 			return fmt.Errorf("timeoutMs must be a number of milliseconds from 1 to %d (30 days), or 0 for none, not %d", int64(lang.MaxTimeoutMs), *s.TimeoutMs)
 		}
 		e.Timeout = Value[time.Duration]{Value: time.Duration(*s.TimeoutMs) * time.Millisecond, Source: source}
+	}
+	if s.IdleTimeoutMs != nil {
+		ms := *s.IdleTimeoutMs
+		if ms < 0 || ms > lang.MaxTimeoutMs {
+			return fmt.Errorf("idleTimeoutMs must be a number of milliseconds from 1 to %d (30 days), or 0 to turn the idle timeout off, not %d", int64(lang.MaxTimeoutMs), ms)
+		}
+		d := time.Duration(ms) * time.Millisecond
+		if ms == 0 {
+			d = -1 // off
+		}
+		e.IdleTimeout = Value[time.Duration]{Value: d, Source: source}
 	}
 	e.Configured = true
 	return nil

@@ -56,16 +56,24 @@ type Request struct {
 type Server struct {
 	opts Options
 	url  string
-	http *http.Server
-	ln   net.Listener
+	addr string
 
-	mu       sync.Mutex
-	forced   Scenario
-	delay    time.Duration
-	sent     executors.Usage
-	cutSent  executors.Usage
-	requests []Request
-	seq      int
+	mu   sync.Mutex
+	http *http.Server
+	// ln is the listener Stop closes at once, even before Serve took it.
+	ln net.Listener
+	// limitedUntil, when in the future, answers every request 429 (see
+	// RateLimit).
+	limitedUntil time.Time
+	// limitNext, when set, starts a limit of that length at the next
+	// request (see RateLimitFromNext).
+	limitNext time.Duration
+	forced    Scenario
+	delay     time.Duration
+	sent      executors.Usage
+	cutSent   executors.Usage
+	requests  []Request
+	seq       int
 	// arrived is closed (and replaced) at each request, to wake waiters.
 	arrived chan struct{}
 }
@@ -86,10 +94,18 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fakemodel: listen: %w", err)
 	}
-	s := &Server{opts: opts, ln: ln, url: "http://" + ln.Addr().String(), arrived: make(chan struct{})}
-	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.http.Serve(ln) }()
+	s := &Server{opts: opts, addr: ln.Addr().String(), url: "http://" + ln.Addr().String(), arrived: make(chan struct{})}
+	s.listen(ln)
 	return s, nil
+}
+
+// listen serves on ln.
+func (s *Server) listen(ln net.Listener) {
+	srv := &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
+	s.http, s.ln = srv, ln
+	s.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
 }
 
 // URL is the server's base URL, http://127.0.0.1:PORT, without a path.
@@ -99,8 +115,11 @@ func (s *Server) URL() string { return s.url }
 func (s *Server) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := s.http.Shutdown(ctx); err != nil {
-		_ = s.http.Close()
+	s.mu.Lock()
+	srv := s.http
+	s.mu.Unlock()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
 	}
 }
 
@@ -212,6 +231,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.forced != "" {
 		sc = s.forced
 	}
+	retryAfter := 2
+	if s.limitNext > 0 {
+		s.limitedUntil, s.limitNext = time.Now().Add(s.limitNext), 0
+	}
+	if wait := time.Until(s.limitedUntil); wait > 0 {
+		sc, delay = Err429, 0
+		retryAfter = int((wait + time.Second - 1) / time.Second)
+	}
 	s.requests = append(s.requests, Request{Path: r.URL.Path, Scenario: sc, Stream: req.stream, Time: time.Now()})
 	close(s.arrived)
 	s.arrived = make(chan struct{})
@@ -227,7 +254,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a := &answer{s: s, w: w, r: r, req: req, sc: sc, id: s.next(), size: len(body)}
+	a := &answer{s: s, w: w, r: r, req: req, sc: sc, id: s.next(), size: len(body), retryAfter: retryAfter}
 	switch sc {
 	case Err500, Err401, Err429, ErrModel:
 		proto.fail(a)
@@ -270,6 +297,8 @@ type answer struct {
 	req parsed
 	sc  Scenario
 	id  int
+	// retryAfter is the seconds a 429 tells the client to wait.
+	retryAfter int
 	// size is the request body's, for Options.UsageFromRequest.
 	size int
 }
@@ -306,7 +335,7 @@ func (a *answer) errorMessage() string {
 	case ErrModel:
 		return fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", a.req.model)
 	case Err429:
-		return "fake rate limit reached, retry after 2s"
+		return fmt.Sprintf("fake rate limit reached, retry after %ds", a.retryAfter)
 	}
 	return "fake internal server error"
 }
@@ -314,7 +343,7 @@ func (a *answer) errorMessage() string {
 func (a *answer) writeError(body string) {
 	a.w.Header().Set("Content-Type", "application/json")
 	if a.sc == Err429 {
-		a.w.Header().Set("Retry-After", "2")
+		a.w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter))
 	}
 	a.w.WriteHeader(a.status())
 	_, _ = io.WriteString(a.w, body)

@@ -3,18 +3,17 @@
 // SQLite in memory), as a separate process on a loopback port.
 //
 // The program lives in its own Go module so that the product's go.mod never
-// pulls the server in. It is built on first use into a cache outside the
-// repository, keyed by a hash of its sources and the Go version, so `go test
-// ./...` needs nothing prepared; a cold build takes minutes, which CI pays
-// once with `go run ./internal/temporaltest/prebuild`.
+// pulls the server in. `go run ./internal/temporaltest/prebuild` builds it
+// into a cache outside the repository, keyed by a hash of its sources and
+// the Go version; a cold build takes 15-20 minutes on 2 CPUs, longer than
+// any test may take, so the tests only use it when it is built and skip
+// (or fail, under CI=true) when it is not.
 package temporaltest
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,11 +22,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/devbuild"
 )
 
 // Server is a running dev server.
@@ -55,109 +54,51 @@ func SourceDir() (string, error) {
 	return dir, nil
 }
 
-// CacheDir is where built dev servers are kept:
-// ${XDG_CACHE_HOME:-~/.cache}/dynworkflow-ci/temporaldev.
-func CacheDir() (string, error) {
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		base = filepath.Join(home, ".cache")
+// devServer is the builder of the dev server for the sources in this
+// checkout, cached under ${XDG_CACHE_HOME:-~/.cache}/dynworkflow-ci/temporaldev.
+func devServer() (devbuild.Builder, error) {
+	src, err := SourceDir()
+	if err != nil {
+		return devbuild.Builder{}, err
 	}
-	return filepath.Join(base, "dynworkflow-ci", "temporaldev"), nil
+	return devbuild.Module("temporaldev", src)
 }
 
 // Binary returns the path of the dev server program for the sources in
-// this checkout, building it when the cache does not have it. Build output
-// goes to log. The build runs in its own process group: should the caller
-// die (a test timing out), it still finishes and fills the cache.
+// this checkout, building it when the cache does not have it (what
+// `go run ./internal/temporaltest/prebuild` does). Build output goes to
+// log. Another process's build of it is waited for, not repeated; when ctx
+// ends the build stops and leaves nothing behind. A builder killed
+// outright leaves its build running, and the build still fills the cache.
 //
 // DYNWORKFLOW_TEMPORALDEV names a server program to use instead, such as
 // one built with other settings to compare against.
-func Binary(ctx context.Context, log io.Writer) (string, error) {
+func Binary(ctx context.Context, log *os.File) (string, error) {
 	if bin := os.Getenv("DYNWORKFLOW_TEMPORALDEV"); bin != "" {
 		return bin, nil
 	}
-	src, err := SourceDir()
+	b, err := devServer()
 	if err != nil {
 		return "", err
 	}
-	key, err := sourceHash(src)
-	if err != nil {
-		return "", err
-	}
-	cache, err := CacheDir()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(cache, key)
-	bin := filepath.Join(dir, "temporaldev")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"))
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil // another process built it while we waited
-	}
-	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
-	cmd := exec.Command("go", "build", "-o", tmp, ".")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false")
-	cmd.Stdout, cmd.Stderr = log, log
-	detach(cmd)
-	fmt.Fprintf(log, "temporaltest: building the Temporal dev server into %s (a cold build takes minutes)\n", dir)
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("temporaltest: build the dev server: %w", err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case err := <-waited:
-		if err != nil {
-			return "", fmt.Errorf("temporaltest: build the dev server in %s: %w", src, err)
-		}
-	case <-ctx.Done():
-		return "", fmt.Errorf("temporaltest: the dev server is still building (pid %d) and will be cached when done: %w", cmd.Process.Pid, ctx.Err())
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		return "", err
-	}
-	return bin, nil
+	return b.Ensure(ctx, log)
 }
 
-// sourceHash keys the cache: the module's files and the Go version.
-func sourceHash(dir string) (string, error) {
-	entries, err := os.ReadDir(dir)
+// Built returns the path of the dev server program for the sources in this
+// checkout if the cache has it (or DYNWORKFLOW_TEMPORALDEV, as for
+// Binary), or an error that says how to build it.
+func Built() (string, error) {
+	if bin := os.Getenv("DYNWORKFLOW_TEMPORALDEV"); bin != "" {
+		return bin, nil
+	}
+	b, err := devServer()
 	if err != nil {
 		return "", err
 	}
-	var names []string
-	for _, e := range entries {
-		if n := e.Name(); n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go") {
-			names = append(names, n)
-		}
+	if !b.Built() {
+		return "", fmt.Errorf("the Temporal dev server is not built: build it once with `go run ./internal/temporaltest/prebuild` (15-20 minutes cold)")
 	}
-	slices.Sort(names)
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n", runtime.Version())
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", n, len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return b.Path(), nil
 }
 
 // Start runs a dev server until ctx is done or Stop is called.
@@ -222,33 +163,26 @@ type Shared struct {
 	err    error
 }
 
-// Get returns the shared server, starting it (and building it, if need
-// be) on first use. When the server cannot be had it skips t, or fails it
-// under CI=true, where the tests must run.
+// Get returns the shared server, starting it on first use. Tests never
+// build it: a cold build takes far longer than a test may. When it is not
+// built, or does not start, Get skips t with one line that says how to
+// build it, or fails t under CI=true, where the tests must run.
 func (sh *Shared) Get(t testing.TB) *Server {
 	t.Helper()
 	sh.once.Do(func() {
-		ctx := context.Background()
-		if dl, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
-			if d, ok := dl.Deadline(); ok {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
-				defer cancel()
-			}
-		}
-		var log bytes.Buffer
-		bin, err := Binary(ctx, &log)
+		bin, err := Built()
 		if err != nil {
-			sh.err = fmt.Errorf("%w\n%s", err, log.String())
+			sh.err = err
 			return
 		}
 		sh.server, sh.err = Start(context.Background(), bin)
 	})
 	if sh.err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("no Temporal dev server: %v", sh.err)
+			t.Fatalf("no Temporal dev server (CI=true: the Temporal tests are required): %v", sh.err)
+		} else {
+			t.Skip(sh.err)
 		}
-		t.Skipf("no Temporal dev server (CI=true makes this a failure): %v", sh.err)
 	}
 	return sh.server
 }

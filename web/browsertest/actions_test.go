@@ -81,6 +81,7 @@ return { who, again }
 const longScript = `export const meta = { name: 'long-haul', description: 'many steps, one at a time', phases: ['Steps'] }
 phase('Steps')
 for (let i = 0; i < 600; i++) await agent('step ' + i + ' [simulate:sleep=100ms]', { label: 'step-' + i })
+await agent('the end [gate:end]', { label: 'end' }) // never released: the run never ends by itself
 return 'all steps'
 `
 

@@ -21,6 +21,7 @@ import (
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
+	callgate "github.com/dynworkflow/dynworkflow/internal/gate"
 	"github.com/dynworkflow/dynworkflow/jsvm"
 	"github.com/dynworkflow/dynworkflow/lang"
 	"github.com/dynworkflow/dynworkflow/web"
@@ -113,6 +114,7 @@ type server struct {
 	dir    string
 	state  string
 	sim    simulate.Config
+	gates  *callgate.Gates
 	addr   string
 	rt     *engine.Runtime
 	srv    *web.Server
@@ -126,7 +128,7 @@ type server struct {
 func newServer(t testing.TB, sim simulate.Config, extra ...executors.Executor) *server {
 	t.Helper()
 	needBrowser(t)
-	s := &server{t: t, dir: t.TempDir(), state: filepath.Join(t.TempDir(), "state"), sim: sim, extra: extra}
+	s := &server{t: t, dir: t.TempDir(), state: filepath.Join(t.TempDir(), "state"), sim: sim, gates: &callgate.Gates{}, extra: extra}
 	s.open("127.0.0.1:0")
 	t.Cleanup(s.close)
 	return s
@@ -140,7 +142,7 @@ func (s *server) open(addr string) {
 	}
 	cps := web.NewCheckpoints()
 	rt, err := engine.New(engine.Config{
-		Store: st, Hosts: lang.NewRegistry(jsvm.New()), Executors: executors.NewSet(append([]executors.Executor{simulate.New(s.sim)}, s.extra...)...),
+		Store: st, Hosts: lang.NewRegistry(jsvm.New()), Executors: executors.NewSet(append([]executors.Executor{s.gates.Wrap(simulate.New(s.sim))}, s.extra...)...),
 		Cwd: s.dir, Responder: cps, EventRing: 1 << 16,
 	})
 	if err != nil {
@@ -163,6 +165,10 @@ func (s *server) open(addr string) {
 	go func() { s.served <- srv.Serve(ctx, ln) }()
 	s.client = web.NewClient("http://"+s.addr, token)
 }
+
+// release lets the calls at gate name ([gate:NAME] in their prompt) run:
+// a test that must see a run still going holds it with a gate.
+func (s *server) release(name string) { s.gates.Release(name) }
 
 // close shuts down as serve does on Ctrl-C: running runs are paused.
 func (s *server) close() {

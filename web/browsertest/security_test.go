@@ -40,6 +40,9 @@ func TestHostileTextStaysText(t *testing.T) {
 	tb.waitFor("the agent's row", `[...document.querySelectorAll('.agent-row .a-name')].some(e => e.textContent === "label " + `+q+`)`)
 	tb.click(`.agent-row[data-path="/agent.0"]`)
 	tb.waitFor("the agent's answer as text", `document.querySelector('.agent-panel [data-field=result]')?.textContent.includes(`+q+`)`)
+	// The result is rendered once the page has fetched the finished run,
+	// after its badge says completed.
+	tb.waitFor("the run's result", `document.querySelector('[data-field=run-result]')`)
 
 	for what, expr := range map[string]string{
 		"description":  `document.querySelector('.view-run .desc').textContent === "about " + ` + q,

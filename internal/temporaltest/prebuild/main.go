@@ -1,17 +1,28 @@
-// Command prebuild builds the Temporal dev server the tests use into its
-// cache, so that CI pays for a cold build once, outside any test timeout.
+// Command prebuild builds what the Temporal tests need, outside any test's
+// timeout, and prints the dev server's path: the Temporal dev server, into
+// its cache, and the race-enabled Temporal companion, into the Go build
+// cache. A build that another process already runs is waited for. Ctrl-C
+// stops the build and leaves nothing of it behind.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
+	"github.com/dynworkflow/dynworkflow/internal/devbuild"
 	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
 )
 
 func main() {
-	bin, err := temporaltest.Binary(context.Background(), os.Stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	bin, err := temporaltest.Binary(ctx, os.Stderr)
+	if err == nil {
+		err = devbuild.CompileCompanion(ctx, os.Stderr)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -5,11 +5,11 @@
 
 import { h } from "./dom.js";
 import { compact, duration, pretty, time, tokens, cost, statusClass } from "./format.js";
-import { callDuration } from "./model.js";
+import { callDuration, isStalled } from "./model.js";
 
 const known = new Set([
   "path", "kind", "status", "epoch", "label", "phase", "prompt", "executor", "model", "result", "usage", "error",
-  "source", "provider", "attempts", "durMs", "history", "startedAt", "endedAt", "retries", "route",
+  "source", "provider", "attempts", "durMs", "history", "startedAt", "endedAt", "retries", "route", "activity",
   // the page's own
   "liveHistory", "retryError", "resultPreview", "promptPreview",
 ]);
@@ -17,6 +17,19 @@ const known = new Set([
 export function callStatus(c) {
   if (c.status === "done" && c.source === "journal") return "replayed";
   return c.status || "unknown";
+}
+
+// activityText says what a running call did last and when, and how long
+// it has gone without progress when that is a while:
+// "unreachable: Reconnecting... · 20:15:12 (3 s ago) · no progress for 41 s".
+export function activityText(ca, now) {
+  const a = ca.activity || {};
+  const what = a.text ? a.kind + ": " + a.text : a.kind === "stream" ? "output streaming" : a.kind;
+  const at = Date.parse(a.at);
+  let text = what + (at ? " · " + time(a.at) + " (" + (now - at < 1000 ? "just now" : duration(now - at) + " ago") + ")" : "");
+  const since = Date.parse(ca.since);
+  if (since && now - since >= 10000 && (isStalled(a) || now - since > now - at + 1000)) text += " · no progress for " + duration(now - since);
+  return h("span", { class: isStalled(a) ? "activity stalled" : "activity", dataset: { kind: a.kind || "" } }, text);
 }
 
 // agentPanel renders call c of the run.
@@ -43,6 +56,7 @@ export function agentPanel(c, { onClose, actions }) {
   add("Epoch", c.epoch !== undefined ? String(c.epoch) : undefined);
   add("Started", time(c.startedAt));
   add("Ended", time(c.endedAt));
+  if (c.activity && c.status === "running") add("Last activity", activityText(c.activity, Date.now()));
   const dur = callDuration(c);
   add("Duration", dur === undefined ? undefined : duration(dur) + (c.status === "running" ? " so far" : ""));
   if (c.usage) {

@@ -343,7 +343,7 @@ class App {
         case "run.status": {
           const r = this.summaryOf(ev.runId);
           if (r) {
-            Object.assign(r, { status: p.status, pauseReason: p.pauseReason || "", error: p.error || "" });
+            Object.assign(r, { status: p.status, pauseReason: p.pauseReason || "", resumeAt: p.resumeAt, error: p.error || "" });
             listChanged = true;
           }
           break;

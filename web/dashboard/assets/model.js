@@ -92,6 +92,7 @@ export class RunModel {
       case "run.resumed":
         this.summary.status = "running";
         this.summary.pauseReason = "";
+        this.summary.resumeAt = undefined;
         this.summary.error = "";
         this.summary.endedAt = undefined;
         this.scriptErrors = [];
@@ -102,6 +103,7 @@ export class RunModel {
       case "run.status":
         this.summary.status = p.status;
         this.summary.pauseReason = p.pauseReason || "";
+        this.summary.resumeAt = p.resumeAt;
         this.summary.error = p.error || "";
         if (p.status !== "running") this.summary.endedAt = at;
         if (p.scriptErrors) this.scriptErrors = p.scriptErrors.map((g) => ({ ...g }));
@@ -112,6 +114,7 @@ export class RunModel {
         const c = this.call(p.path, "agent", ch);
         if (terminal.has(c.status) && c.epoch === this.epoch) return; // an old event replayed after a fetch
         Object.assign(c, { status: "running", epoch: this.epoch, startedAt: at, endedAt: undefined, error: "", durMs: undefined, retries: [] });
+        c.activity = { path: c.path, activity: { kind: "started", at }, since: at };
         delete c.result;
         this.meta(c, p, ch);
         if (!c.prompt) ch.stale = true;
@@ -132,6 +135,7 @@ export class RunModel {
           c.error = p.error || c.error || "failed";
           delete c.result;
         }
+        delete c.activity;
         if (p.usage) c.usage = p.usage;
         if (c.startedAt && ev.type !== "call.replayed") c.durMs = Date.parse(at) - Date.parse(c.startedAt);
         if (p.result !== undefined || p.resultPreview !== undefined) c.resultPreview = p.result !== undefined ? p.result : p.resultPreview;
@@ -157,6 +161,7 @@ export class RunModel {
           if (c.liveHistory.length > liveHistoryLimit) c.liveHistory.splice(0, c.liveHistory.length - liveHistoryLimit);
         }
         if (pr.usage) c.usage = pr.usage;
+        if (pr.activity) noteActivity(c, pr.activity);
         ch.calls.add(c.path);
         ch.progress.add(c.path);
         return;
@@ -233,6 +238,21 @@ export class RunModel {
     if (this.logs.length > logLimit) this.logs.splice(0, this.logs.length - logLimit);
     ch.logs = true;
   }
+}
+
+// stalledKinds are activities that are not progress: the CLI retrying,
+// erring, or unable to reach its endpoint (as executors.Activity.Stalled).
+const stalledKinds = new Set(["retry", "error", "unreachable"]);
+
+// noteActivity records a running call's latest activity, as the run's
+// detail gives it: what and when, and since when it made progress.
+function noteActivity(c, a) {
+  const prev = c.activity || { path: c.path, since: c.startedAt };
+  c.activity = { ...prev, activity: a, since: stalledKinds.has(a.kind) ? prev.since : a.at };
+}
+
+export function isStalled(a) {
+  return !!a && stalledKinds.has(a.kind);
 }
 
 // newChanges is an empty change set for RunModel.apply.

@@ -115,6 +115,13 @@ export function phaseProgress(r) {
   return { text: r.phase || "", step: 0, of: phases.length };
 }
 
+// statusText is the run's status as its badge says it: a run parked
+// until its executor's quota resets says so.
+export function statusText(r) {
+  if (r.status === "paused" && r.resumeAt) return "waiting for quota";
+  return r.status || "unknown";
+}
+
 function fillRow(row, r, questions) {
   row.href = "#run=" + encodeURIComponent(r.runId);
   const s = r.stats || {};
@@ -122,7 +129,7 @@ function fillRow(row, r, questions) {
   const bar = pp.of ? h("progress", { max: String(pp.of), value: String(pp.step), "aria-label": "phase " + pp.step + " of " + pp.of }) : null;
   const reason = r.status === "paused" && r.pauseReason ? r.pauseReason : r.status === "failed" && r.error ? r.error : "";
   row.replaceChildren(
-    h("span", { class: "c-status" }, h("span", { class: ["badge", statusClass(r.status)] }, r.status || "unknown"),
+    h("span", { class: "c-status" }, h("span", { class: ["badge", statusClass(r.status)] }, statusText(r)),
       s.scriptErrors ? h("span", {
         class: "badge script-errors", dataset: { note: "script-errors" },
         title: "The script threw in parallel() or pipeline() branches, which became null: the result lacks their work.",

@@ -8,7 +8,7 @@ import { count, duration, pretty, statusClass, time } from "./format.js";
 import { VirtualList } from "./vlist.js";
 import { agentPanel, callStatus } from "./agentpanel.js";
 import { checkpointForm } from "./checkpoints.js";
-import { syncForms, elapsed, phaseProgress } from "./runlist.js";
+import { syncForms, elapsed, phaseProgress, statusText } from "./runlist.js";
 import { callDuration, countGroup, failureGroups } from "./model.js";
 import { Timeline } from "./timeline.js";
 import { agentActions, spend } from "./steer.js";
@@ -182,7 +182,7 @@ export class RunView {
     document.title = (s.name || s.runId) + " · " + (s.status || "unknown") + " · dynworkflow";
     setText(this.idEl, s.runId);
     this.badge.className = "badge " + statusClass(s.status);
-    setText(this.badge, s.status || "unknown");
+    setText(this.badge, statusText(s));
     const nScript = m.scriptErrorCount();
     this.scriptBadge.hidden = nScript === 0;
     setText(this.scriptBadge, nScript + (nScript === 1 ? " script error" : " script errors"));
