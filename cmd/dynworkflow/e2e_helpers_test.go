@@ -315,7 +315,13 @@ type proc struct {
 // if it is still running.
 func (e *env) start(args ...string) *proc {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	return e.startFor(cmdTimeout, args...)
+}
+
+// startFor is start with its own time limit.
+func (e *env) startFor(limit time.Duration, args ...string) *proc {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	p := &proc{e: e, args: args, cmd: e.command(ctx, args...), stdout: newWatchBuffer(), stderr: newWatchBuffer(), exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
