@@ -362,9 +362,15 @@ func (p *proc) alive() bool {
 // wait waits for the process to exit and returns how it ended.
 func (p *proc) wait() result {
 	p.e.t.Helper()
+	return p.waitFor(cmdTimeout)
+}
+
+// waitFor is wait for a process started with a time limit of its own.
+func (p *proc) waitFor(limit time.Duration) result {
+	p.e.t.Helper()
 	select {
 	case <-p.exited:
-	case <-time.After(cmdTimeout + 10*time.Second):
+	case <-time.After(limit + 10*time.Second):
 		p.e.t.Fatalf("dynworkflow %s did not exit", strings.Join(p.args, " "))
 	}
 	p.e.checkRace(p.res)
