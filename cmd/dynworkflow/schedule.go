@@ -192,14 +192,19 @@ func (a *app) adoptRuns(ctx context.Context, c *temporal.Client, ids []string) (
 	return out, nil
 }
 
+// schedules lists the project's schedules, oldest first.
+func (a *app) schedules() ([]index.Schedule, error) {
+	ix, err := a.temporalIndex()
+	if err != nil {
+		return nil, err
+	}
+	return ix.Schedules()
+}
+
 // adoptScheduled records the runs of every schedule of the project in its
 // index, one connection per server: what `list` needs first.
 func (a *app) adoptScheduled(ctx context.Context, pool *temporalPool) error {
-	ix, err := a.temporalIndex()
-	if err != nil {
-		return err
-	}
-	scheds, err := ix.Schedules()
+	scheds, err := a.schedules()
 	if err != nil {
 		return err
 	}
@@ -234,11 +239,7 @@ func (a *app) scheduleListCommand() *cobra.Command {
 		Short: "List the project's schedules",
 		Args:  exactArgs(0, "schedule list takes no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ix, err := a.temporalIndex()
-			if err != nil {
-				return err
-			}
-			scheds, err := ix.Schedules()
+			scheds, err := a.schedules()
 			if err != nil {
 				return err
 			}
