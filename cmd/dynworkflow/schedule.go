@@ -192,19 +192,10 @@ func (a *app) adoptRuns(ctx context.Context, c *temporal.Client, ids []string) (
 	return out, nil
 }
 
-// schedules lists the project's schedules, oldest first.
-func (a *app) schedules() ([]index.Schedule, error) {
-	ix, err := a.temporalIndex()
-	if err != nil {
-		return nil, err
-	}
-	return ix.Schedules()
-}
-
 // adoptScheduled records the runs of every schedule of the project in its
 // index, one connection per server: what `list` needs first.
 func (a *app) adoptScheduled(ctx context.Context, pool *temporalPool) error {
-	scheds, err := a.schedules()
+	scheds, err := a.temporalSchedules()
 	if err != nil {
 		return err
 	}
@@ -239,7 +230,7 @@ func (a *app) scheduleListCommand() *cobra.Command {
 		Short: "List the project's schedules",
 		Args:  exactArgs(0, "schedule list takes no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			scheds, err := a.schedules()
+			scheds, err := a.temporalSchedules()
 			if err != nil {
 				return err
 			}

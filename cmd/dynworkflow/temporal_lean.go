@@ -75,15 +75,6 @@ func (a *app) temporalRuns(context.Context) ([]store.Summary, error) {
 	return nil, a.handOver(runsOnTemporal(len(entries)) + " not shown")
 }
 
-// temporalSchedules lists the project's schedules on Temporal.
-func (a *app) temporalSchedules() ([]index.Schedule, error) {
-	ix, err := a.temporalIndex()
-	if err != nil {
-		return nil, err
-	}
-	return ix.Schedules()
-}
-
 func (a *app) scheduleCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "schedule",
@@ -154,15 +145,6 @@ dynworkflow worker --help.`,
 			return a.handOver("dynworkflow worker")
 		},
 	}
-}
-
-// temporalEntries lists the project's index of its runs on Temporal.
-func (a *app) temporalEntries() ([]index.Entry, error) {
-	ix, err := a.temporalIndex()
-	if err != nil {
-		return nil, err
-	}
-	return ix.List()
 }
 
 // onTemporal says which run needs Temporal.
