@@ -35,17 +35,7 @@ metric() { awk -v unit="$1" '$1 ~ /^BenchmarkCallOverhead/ { for (i = 3; i <= NF
 result "codex executor: overhead per call beyond the child's run" "$(metric overhead-ms/call)" ms "<=5"
 result "codex executor: the fake child's own run" "$(metric child-ms/call)" ms -
 
-# The fake codex of the research (bin-fast/codex): bash, no Node start-up.
-mkdir -p "$WORK/bin"
-cat >"$WORK/bin/codex" <<'SH'
-#!/bin/bash
-if [ "$1" = "--version" ]; then echo "codex-cli 0.145.0 (fast-fake)"; exit 0; fi
-while IFS= read -r line; do last=$line; done
-[ -n "$line" ] && last=$line
-last=${last//\\/\\\\}; last=${last//\"/\\\"}; last=${last:0:80}
-printf '{"type":"thread.started","thread_id":"fast-%s"}\n{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"ECHO: %s"}}\n{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10}}\n' "$$" "$last"
-SH
-chmod +x "$WORK/bin/codex"
+write_fake_codex "$WORK/bin"
 export PATH="$WORK/bin:$PATH"
 
 # One workflow both runtimes accept.

@@ -74,6 +74,21 @@ result() {
 	printf 'RESULT\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$verdict"
 }
 
+# write_fake_codex DIR: DIR/codex, the fake codex of the research
+# (bin-fast/codex): bash, no Node start-up, one answer per prompt.
+write_fake_codex() {
+	mkdir -p "$1"
+	cat >"$1/codex" <<'SH'
+#!/bin/bash
+if [ "$1" = "--version" ]; then echo "codex-cli 0.145.0 (fast-fake)"; exit 0; fi
+while IFS= read -r line; do last=$line; done
+[ -n "$line" ] && last=$line
+last=${last//\\/\\\\}; last=${last//\"/\\\"}; last=${last:0:80}
+printf '{"type":"thread.started","thread_id":"fast-%s"}\n{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"ECHO: %s"}}\n{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10}}\n' "$$" "$last"
+SH
+	chmod +x "$1/codex"
+}
+
 # temporal_init builds the companion dynworkflow-temporal (the build with
 # the Temporal client, which $DW hands its Temporal commands to, found on
 # PATH) and the Temporal dev server the tests use (internal/temporaldev,

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs every benchmark of bench/README.md and prints one summary table:
-# the engine's Go benchmarks (go test -bench ./engine/), then the CLI
-# scripts (cli-fanout.sh, cli-list.sh, cli-resume.sh, cli-limits.sh).
+# the engine's Go benchmarks (go test -bench ./engine/), the dashboard's
+# first paint (chromium, skipped without it), then the CLI scripts
+# (cli-fanout.sh, cli-list.sh, cli-resume.sh, cli-limits.sh, scale.sh,
+# executors.sh: the last installs the Node runtime with npm; PEER=0 leaves
+# it out, and EXECUTORS=0 leaves out executors.sh).
 #
 #   bash bench/run.sh
 #
@@ -31,6 +34,9 @@ go test -run '^$' -bench . -benchtime "$BENCHTIME" -count 1 ./engine/ | tee "$OU
 
 echo "== go test -run '^\$' -bench Isolation10k -benchtime 10x ./internal/worktree/"
 go test -run '^$' -bench Isolation10k -benchtime 10x -count 1 ./internal/worktree/ | tee -a "$OUT/go-bench.txt"
+
+echo "== go test -run '^\$' -bench DashboardFirstPaint1000 -benchtime 3x ./web/browsertest/"
+go test -run '^$' -bench DashboardFirstPaint1000 -benchtime 3x -count 1 ./web/browsertest/ | tee -a "$OUT/go-bench.txt" || true
 
 # gb NAME UNIT: a metric of a Go benchmark, by name without the -GOMAXPROCS
 # suffix and by unit.
@@ -74,9 +80,14 @@ gb() {
 	result "engine: finished-to-durable window, 16 at a time, p99" "$(gb BenchmarkFinishedToDurable p99-ms)" ms "<20"
 	result "engine: finished-to-durable window, 16 at a time, max" "$(gb BenchmarkFinishedToDurable max-ms)" ms -
 	result "engine: one bare append+fdatasync here, wall" "$(gb BenchmarkFinishedToDurable fsync-ms)" ms -
+	result "dashboard: first paint of a finished 1,000-agent run" "$(gb BenchmarkDashboardFirstPaint1000 first-paint-ms)" ms -
+	result "dashboard: of which fetching the run's detail" "$(gb BenchmarkDashboardFirstPaint1000 fetch-ms)" ms -
+	result "dashboard: of which building the view" "$(gb BenchmarkDashboardFirstPaint1000 build-ms)" ms -
 } >"$OUT/results.tsv"
 
-for script in cli-fanout.sh cli-list.sh cli-resume.sh cli-limits.sh; do
+scripts=(cli-fanout.sh cli-list.sh cli-resume.sh cli-limits.sh scale.sh)
+[[ ${EXECUTORS:-1} == 0 ]] || scripts+=(executors.sh)
+for script in "${scripts[@]}"; do
 	echo "== bench/$script"
 	args=()
 	case $script in
@@ -84,6 +95,8 @@ for script in cli-fanout.sh cli-list.sh cli-resume.sh cli-limits.sh; do
 	cli-list.sh) args=(50 200 "$REPS") ;;
 	cli-resume.sh) args=(10000 "$REPS") ;;
 	cli-limits.sh) args=("$REPS") ;;
+	scale.sh) args=("100 1000 10000" 3) ;;
+	executors.sh) args=(1000 3) ;;
 	esac
 	bash "$BENCH_DIR/$script" "${args[@]}" | tee -a "$OUT/cli.txt"
 done

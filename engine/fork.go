@@ -106,7 +106,7 @@ func readRecords(path string) ([]record, error) {
 	var recs []record
 	_, err := journal.ScanReadOnly(path, func(b []byte) error {
 		var r record
-		if err := json.Unmarshal(b, &r); err != nil {
+		if err := decodeRecord(b, &r); err != nil {
 			return err
 		}
 		recs = append(recs, r)

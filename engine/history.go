@@ -76,7 +76,7 @@ func loadHistory(path string) (*history, error) {
 	calls := newCallIndex()
 	report, err := journal.Scan(path, func(b []byte) error {
 		var r foldRecord
-		if err := json.Unmarshal(b, &r); err != nil {
+		if err := decodeRecord(b, &r); err != nil {
 			return err
 		}
 		if r.Seq > h.lastSeq {

@@ -263,7 +263,7 @@ func foldJournal(path string) (*fold, error) {
 	f.mark = mark
 	rep, err := journal.ScanReadOnly(path, func(b []byte) error {
 		var r record
-		if err := json.Unmarshal(b, &r); err != nil {
+		if err := decodeRecord(b, &r); err != nil {
 			return err
 		}
 		f.lastSeq = max(f.lastSeq, r.Seq)
@@ -439,18 +439,20 @@ func (rt *Runtime) summaryOf(id string, f *fold) (store.Summary, error) {
 	if r, ok := rt.Live(id); ok {
 		return r.summary(), nil
 	}
-	snap, err := rt.store.ReadSnapshot(id)
+	// Only the snapshot's summary: the rest of it is the view the journal
+	// just gave us.
+	snap, err := rt.store.ReadSummary(id)
 	if err != nil && !errors.Is(err, store.ErrSnapshotCorrupt) && !errors.Is(err, store.ErrNotFound) {
 		return store.Summary{}, err
 	}
-	if err == nil && snap.Summary.Status == string(StatusRunning) {
+	if err == nil && snap.Status == string(StatusRunning) {
 		if _, held, _ := rt.store.LeaseHolder(id); held {
-			return snap.Summary, nil
+			return snap, nil
 		}
 	}
 	var prior *store.Summary
 	if err == nil {
-		prior = &snap.Summary
+		prior = &snap
 	}
 	s := f.summary(id, prior)
 	rt.reconcileView(&s)

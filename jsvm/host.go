@@ -3,6 +3,7 @@ package jsvm
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -13,11 +14,15 @@ import (
 // Host loads JavaScript workflow scripts. It implements lang.Host and is
 // safe for concurrent use.
 type Host struct {
-	prelude    *goja.Program
-	guards     *goja.Program
+	// programs are compiled when the first script is loaded: a command
+	// that opens the runtime only to list or show runs never needs them.
+	programs   func() hostPrograms
 	busyLimit  time.Duration
 	maxNesting int
 }
+
+// hostPrograms are the host's own scripts, run in every script's VM.
+type hostPrograms struct{ prelude, guards *goja.Program }
 
 var _ lang.Host = (*Host)(nil)
 
@@ -39,9 +44,15 @@ func NewWithConfig(c Config) *Host {
 	if c.BusyLimit <= 0 {
 		c.BusyLimit = DefaultBusyLimit
 	}
-	return &Host{prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true),
-		guards: goja.MustCompile("jsvm-guards.js", guardsSource, true), busyLimit: c.BusyLimit,
-		maxNesting: lang.MaxNestingOr(c.MaxNesting)}
+	return &Host{
+		programs: sync.OnceValue(func() hostPrograms {
+			return hostPrograms{
+				prelude: goja.MustCompile("jsvm-prelude.js", preludeSource+regexpSource+intlSource, true),
+				guards:  goja.MustCompile("jsvm-guards.js", guardsSource, true),
+			}
+		}),
+		busyLimit: c.BusyLimit, maxNesting: lang.MaxNestingOr(c.MaxNesting),
+	}
 }
 
 // Language returns "javascript".
@@ -85,12 +96,13 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 		return nil, compileError(s, err)
 	}
 	sum := sha256.Sum256(src.Text)
+	programs := h.programs()
 	return &Script{
 		src:        s,
 		meta:       meta,
 		code:       code,
-		prelude:    h.prelude,
-		guards:     h.guards,
+		prelude:    programs.prelude,
+		guards:     programs.guards,
 		hash:       hex.EncodeToString(sum[:]),
 		busyLimit:  h.busyLimit,
 		maxNesting: h.maxNesting,

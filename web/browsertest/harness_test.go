@@ -93,7 +93,7 @@ func chromiumPath() (string, error) {
 }
 
 // needBrowser skips a test without a browser, or fails it under CI.
-func needBrowser(t *testing.T) {
+func needBrowser(t testing.TB) {
 	t.Helper()
 	if shared.browser != nil {
 		return
@@ -110,7 +110,7 @@ const token = "browser-test-token-0123456789abcdef"
 // which can be stopped and started again on the same port with the same
 // state, as a restarted `dynworkflow serve --port` would be.
 type server struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	state  string
 	sim    simulate.Config
@@ -125,7 +125,7 @@ type server struct {
 	extra []executors.Executor
 }
 
-func newServer(t *testing.T, sim simulate.Config, extra ...executors.Executor) *server {
+func newServer(t testing.TB, sim simulate.Config, extra ...executors.Executor) *server {
 	t.Helper()
 	needBrowser(t)
 	s := &server{t: t, dir: t.TempDir(), state: filepath.Join(t.TempDir(), "state"), sim: sim, gates: &callgate.Gates{}, extra: extra}
@@ -245,14 +245,14 @@ func (s *server) waitStatus(id, want string) *engine.Detail {
 // opens (and dismisses them) and fails the test on a script exception, a
 // console.error or a Content-Security-Policy violation.
 type tab struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	mu      sync.Mutex
 	dialogs []string
 	errs    []string
 }
 
-func newTab(t *testing.T) *tab {
+func newTab(t testing.TB) *tab {
 	t.Helper()
 	needBrowser(t)
 	ctx, cancel := chromedp.NewContext(shared.browser)
@@ -385,7 +385,7 @@ func (tb *tab) screenshot(dir, name string) {
 
 // artifacts is where screenshots go: $DYNWORKFLOW_ARTIFACTS/<test>, else a
 // temporary directory.
-func artifacts(t *testing.T) string {
+func artifacts(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("DYNWORKFLOW_ARTIFACTS")
 	if base == "" {
