@@ -292,8 +292,8 @@ func genScript(rng *rand.Rand, children bool) (text string, prompts []string) {
 // PARITY_SEED=random explores new scripts. By default the scripts are a
 // fixed set: some random ones still differ by timing alone (which sibling
 // of a failing call starts first when a slot frees while the script is
-// mid-turn), and a suite must not fail
-// at random on a change that did not cause it.
+// mid-turn), and a suite must not fail at random on a change that did
+// not cause it.
 func TestParity(t *testing.T) {
 	c := newClient(t)
 	exec := newFaults(executors.Defaults{})
