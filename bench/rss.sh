@@ -9,10 +9,11 @@
 #
 #   bash bench/rss.sh [N=1000] [REPS=3]
 #
-# The runtime process (the child of the ancestor, see README "Using real
-# agents") is sampled from /proc every 10 ms: VmHWM is the kernel's own
-# peak, so the last sample's is exact; the split into file and anonymous
-# pages is the largest seen. Figures are printed, never asserted.
+# The run is the workflow of executors.sh, run as one process (without the
+# ancestor, see README "Using real agents"; the ancestor is the smaller of
+# the two): its peak RSS is /usr/bin/time's, and the split into file and
+# anonymous pages the largest seen in /proc every 10 ms. Figures are
+# printed, never asserted.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -21,27 +22,33 @@ REPS=${2:-3}
 bench_init
 write_fake_codex "$WORK/bin"
 export PATH="$WORK/bin:$PATH"
-write_fanout fanout.workflow.js
+# The workflow of executors.sh.
+cat >bench-par.workflow.js <<'JS'
+export const meta = { name: "bench_par", description: "N agents in one parallel() fan-out" };
+const n = args.n;
+const out = await parallel(Array.from({ length: n }, (_, i) => () => agent(`parallel task ${i}`, { label: `p${i}` })));
+return { n, ok: out.filter(Boolean).length };
+JS
 
-# status PID: "hwm file anon threads" in KB from /proc/PID/status, or empty.
+# status PID: "file anon threads" in KB from /proc/PID/status, or empty.
 status() {
-	awk '/^VmHWM:/ {h=$2} /^RssFile:/ {f=$2} /^RssAnon:/ {a=$2} /^Threads:/ {t=$2}
-		END {if (h) print h, f, a, t}' "/proc/$1/status" 2>/dev/null || true
+	awk '/^RssFile:/ {f=$2} /^RssAnon:/ {a=$2} /^Threads:/ {t=$2} END {if (f) print f, a, t}' \
+		"/proc/$1/status" 2>/dev/null || true
 }
 
-# sampled EXECUTOR: one run; prints "hwm file anon threads" of its runtime.
+# sampled EXECUTOR: one run, as one process (DYNWORKFLOW_SINGLE_PROCESS:
+# the runtime without its ancestor, so that /usr/bin/time's figure is the
+# runtime's own peak); prints "peak file anon threads" in KB.
 sampled() {
 	rm -rf "$STATE"
-	"$DW" --state-dir "$STATE" run fanout.workflow.js --json --executor "$1" --concurrency 16 \
+	DYNWORKFLOW_SINGLE_PROCESS=1 /usr/bin/time -f %M -o "$WORK/maxrss" "$DW" --state-dir "$STATE" \
+		run bench-par.workflow.js --json --executor "$1" --concurrency 16 \
 		--max-agents "$N" --max-items "$N" --args "{\"n\":$N}" >"$WORK/out.json" 2>/dev/null &
-	local top=$! pid="" hwm=0 file=0 anon=0 threads=0 s
+	local top=$! pid="" file=0 anon=0 threads=0 s
 	while kill -0 "$top" 2>/dev/null; do
-		# The runtime is the ancestor's child; with
-		# DYNWORKFLOW_SINGLE_PROCESS=1 there is none and it is top.
 		[[ -n $pid ]] || pid=$(pgrep -P "$top" | head -1 || true)
-		if s=$(status "${pid:-$top}") && [[ -n $s ]]; then
-			read -r h f a t <<<"$s"
-			((h > hwm)) && hwm=$h
+		if [[ -n $pid ]] && s=$(status "$pid") && [[ -n $s ]]; then
+			read -r f a t <<<"$s"
 			((f > file)) && file=$f
 			((a > anon)) && anon=$a
 			((t > threads)) && threads=$t
@@ -49,7 +56,7 @@ sampled() {
 		sleep 0.01
 	done
 	wait "$top" || { echo "rss.sh: the $1 run failed" >&2; cat "$WORK/out.json" >&2; exit 1; }
-	echo "$hwm $file $anon $threads"
+	echo "$(tail -1 "$WORK/maxrss") $file $anon $threads"
 }
 
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
@@ -62,7 +69,7 @@ echo "== dynworkflow --help: peak RSS $(for k in "${help_rss[@]}"; do printf '%s
 
 for ex in simulate codex; do
 	for r in $(seq "$REPS"); do
-		read -r hwm file anon threads <<<"$(sampled "$ex")"
-		echo "== $ex, $N agents, round $r: runtime peak RSS $(mb "$hwm") MB (largest seen: file $(mb "$file") MB, anonymous $(mb "$anon") MB), threads $threads"
+		read -r peak file anon threads <<<"$(sampled "$ex")"
+		echo "== $ex, $N agents, round $r: peak RSS $(mb "$peak") MB (largest seen: file $(mb "$file") MB, anonymous $(mb "$anon") MB), threads $threads"
 	done
 done
