@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,13 @@ type agentCall struct {
 	// waited for a slot, and a cancelled batch ends it before it starts.
 	batch  *lang.Batch
 	waited bool
+	// refused is the error of the agent cap that a sibling met while the
+	// call waited for its slot: the call ends with it, unstarted.
+	refused error
+	// handOff, set by the worker that runs the call, hands its slot to
+	// the next queued call; freeSlot calls it once the call no longer
+	// needs the slot, before the script can hear of the call's end.
+	handOff func()
 	// ctl is how the user stops or restarts the call while it runs.
 	ctl callControl
 	// settled makes settle happen once (see runGuarded).
@@ -70,7 +78,9 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 	if !r.sched.submit(c) {
 		c.release()
 		r.calls.Done()
-		done(nil, context.Cause(r.ctx))
+		// The execution is ending: cancelled, or its script returned
+		// while a child script still makes calls.
+		done(nil, cmp.Or(context.Cause(r.ctx), callpolicy.ErrScriptEnded))
 	}
 }
 
@@ -80,10 +90,9 @@ func (r *Run) startAgent(ctx context.Context, sc *scope, prompt string, opts lan
 func (c *agentCall) runLive() {
 	r := c.run
 	ctx := c.ctx
-	// A sibling met the agent cap while this call waited for a slot. (A
-	// call that found a slot is under way, as in the Node runtime.)
-	if err := c.batch.Err(); err != nil && c.waited {
-		c.settle(nil, err)
+	if c.refused != nil {
+		c.freeSlot()
+		c.settle(nil, c.refused)
 		return
 	}
 	if err := c.Begin(ctx); err != nil {
@@ -91,10 +100,14 @@ func (c *agentCall) runLive() {
 			// The run pauses once the calls within the cap have ended;
 			// this one waits for that and runs on resume.
 			r.pauseWhenIdle(&pauseCause{reason: r.policy.CapReason()})
-			<-ctx.Done()
-			c.settle(nil, context.Cause(ctx))
-			return
+			select {
+			case <-ctx.Done():
+				err = context.Cause(ctx)
+			case <-r.scriptEnded:
+				err = callpolicy.ErrScriptEnded
+			}
 		}
+		c.freeSlot()
 		c.settle(nil, err)
 		return
 	}
@@ -104,6 +117,7 @@ func (c *agentCall) runLive() {
 	if c.Opts.Isolation == "worktree" && !r.rt.cfg.NoWorktrees {
 		var err error
 		if iso, err = c.isolate(ctx); err != nil {
+			c.freeSlot()
 			c.isolationFailed(err, started)
 			return
 		}
@@ -122,6 +136,7 @@ func (c *agentCall) runLive() {
 		rec.Worktree = &iso.info
 		if err := r.appendSync(context.WithoutCancel(ctx), rec); err != nil {
 			r.running.Add(-1)
+			c.freeSlot()
 			r.fail(fmt.Errorf("journal call %s: %w", c.Path, err))
 			_ = iso.tree.Remove(context.WithoutCancel(ctx), iso.info.Base, true)
 			c.settle(nil, err)
@@ -137,6 +152,7 @@ func (c *agentCall) runLive() {
 	r.activity.start(c.Path, c.Opts.Label, started)
 	out := c.RunLive(ctx, launcher{c})
 	r.activity.end(c.Path)
+	c.freeSlot()
 	r.addUsage(out.Usage)
 	r.running.Add(-1)
 	r.poke()
@@ -189,6 +205,14 @@ func (c *agentCall) runLive() {
 			DurationMs: done.Answer.DurMs}.withResult(out.Value))
 		c.settle(out.Value, nil)
 	})
+}
+
+// freeSlot hands the call's slot on, once; the worker's goroutine calls it.
+func (c *agentCall) freeSlot() {
+	if h := c.handOff; h != nil {
+		c.handOff = nil
+		h()
+	}
 }
 
 // settle hands the call's answer to the script and counts the call done.

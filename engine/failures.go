@@ -2,7 +2,6 @@ package engine
 
 import (
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -75,25 +74,15 @@ func (f *failureSet) list() []FailureGroup {
 	for _, g := range f.order {
 		out = append(out, *g)
 	}
-	slices.SortStableFunc(out, func(a, b FailureGroup) int {
-		switch {
-		case a.Message == otherCauses && b.Message != otherCauses:
-			return 1
-		case b.Message == otherCauses && a.Message != otherCauses:
-			return -1
-		case a.Count != b.Count:
-			return b.Count - a.Count
-		case lessPath(a.FirstPath, b.FirstPath):
-			return -1
-		case lessPath(b.FirstPath, a.FirstPath):
-			return 1
-		}
-		return strings.Compare(a.Message, b.Message)
-	})
+	slices.SortStableFunc(out, func(a, b FailureGroup) int { return a.order().compare(b.order()) })
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+func (g FailureGroup) order() groupOrder {
+	return groupOrder{rest: g.Message == otherCauses, count: g.Count, firstPath: g.FirstPath, message: g.Message}
 }
 
 // noteFailure counts a failed call in the run's summary.

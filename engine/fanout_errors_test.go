@@ -45,7 +45,9 @@ import (
 //     agentLimitError instead of starting ("Only a breached agent cap
 //     cancels the rest of this batch");
 //   - an error that escapes the script fails the run (a usage limit pauses
-//     it), and aborts the calls still in flight (runFatalController).
+//     it), and aborts the calls still in flight (runFatalController); we
+//     let the calls under way finish instead, and journal them, as what
+//     they cost is paid (callpolicy.FinishesCallsUnderWay).
 //
 // A script catches the rethrown error around the fan-out in JavaScript;
 // Starlark has no try, so there the run fails with it.
@@ -288,7 +290,8 @@ func TestNonRecoverableErrorsOnTheEngine(t *testing.T) {
 			star: `parallel(["a", "b", "c", "d", "e"], agent)`,
 			opts: func(o *engine.Options) { o.MaxAgents = 3 },
 			hold: []string{"a"},
-			// a starts, b and c wait for it; the run fails and ends them.
+			// a starts, b and c wait for it; the run fails, b and c never
+			// start, and a finishes first.
 			want: want{status: engine.StatusFailed, code: engine.CodeAgentLimit, started: []string{"a"}, orFewer: true},
 		},
 		{
@@ -349,7 +352,8 @@ catch (e) { return e.code }`,
 				rt := newGateRuntime(t, g)
 				caught := rt.Events().Subscribe(16, func(ev engine.Event) bool {
 					p, ok := ev.Payload.(engine.LogPayload)
-					return ev.Type == engine.EventLog && ok && strings.HasPrefix(p.Message, "caught ")
+					return ev.Type == engine.EventLog && ok &&
+						(strings.HasPrefix(p.Message, "caught ") || strings.HasPrefix(p.Message, "the script has ended;"))
 				})
 				defer caught.Close()
 				opts := engine.DefaultOptions()
@@ -363,8 +367,10 @@ catch (e) { return e.code }`,
 				}
 				// What the gate holds is let go once the script caught the
 				// error, so that b and c were still queued then; a run
-				// that does not catch it ends at the error, and ends what
-				// it holds. (A minute on, the error did neither.)
+				// that does not catch it waits, once its script has ended,
+				// for what it holds to finish (or ends at once, when the
+				// held call had not started yet). (A minute on, the error
+				// did neither.)
 				if len(tc.hold) > 0 {
 					done := r.Done()
 					if strings.Contains(text, "caught") {
@@ -413,4 +419,69 @@ func newGateRuntime(t testing.TB, g *gate) *engine.Runtime {
 		t.Fatal(err)
 	}
 	return rt
+}
+
+// TestCallsUnderWayFinishWhenTheScriptThrows holds a call under way while
+// the script throws at the agent cap, in both languages: the run waits
+// for it, says so, journals its answer and only then fails, and a resume
+// replays it. The run used to cancel it as the script threw: the answer
+// was lost and paid for again on resume.
+func TestCallsUnderWayFinishWhenTheScriptThrows(t *testing.T) {
+	for _, tc := range []struct {
+		name, ext, text string
+		cap, live       int // the agent cap, and the calls answered
+	}{
+		{"after an answer", ".workflow.js", "export const meta = { name: 'under', description: 'a call under way' }\n" +
+			"const held = agent('held')\nawait agent('b')\nawait agent('c')\nreturn await held\n", 2, 2},
+		{"after an answer", ".workflow.star", "meta = {\"name\": \"under\", \"description\": \"a call under way\"}\n\n" +
+			"def main(args):\n    return parallel([lambda: agent(\"held\"), lambda: [agent(\"b\"), agent(\"c\")]])\n", 2, 2},
+		// The call got its slot as it was made, before any worker picked
+		// it up: it is under way all the same, as on Temporal.
+		{"in the turn that made it", ".workflow.js", "export const meta = { name: 'under', description: 'a call under way' }\n" +
+			"const held = agent('held')\nawait agent('b')\nreturn await held\n", 1, 1},
+	} {
+		ext, text := tc.ext, tc.text
+		t.Run(tc.name+"/"+ext, func(t *testing.T) {
+			g := &gate{hold: map[string]bool{"held": true}, fail: map[string]bool{}, release: make(chan struct{})}
+			rt := newGateRuntime(t, g)
+			ending := rt.Events().Subscribe(16, func(ev engine.Event) bool {
+				p, ok := ev.Payload.(engine.LogPayload)
+				return ev.Type == engine.EventLog && ok && p.Message == callpolicy.FinishingCallsLine(1)
+			})
+			defer ending.Close()
+			opts := engine.DefaultOptions()
+			opts.Executor, opts.Concurrency, opts.MaxAgents = "gate", tc.cap, tc.cap
+			script := loadText(t, rt, "under"+ext, text)
+			r, err := rt.Start(context.Background(), engine.StartRequest{Script: script, Options: opts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-ending.C:
+			case <-r.Done():
+				t.Error("the run ended without waiting for the call under way")
+			case <-time.After(time.Minute):
+				t.Fatal("a minute on, the run neither met the cap nor ended")
+			}
+			close(g.release)
+			o := runToEnd(t, rt, r, nil)
+			d, err := rt.Inspect(r.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Status != engine.StatusFailed || d.Summary.ErrorCode != engine.CodeAgentLimit || o.Stats.Live != tc.live {
+				t.Errorf("%s %s with %d live calls, want failed at the cap with %d answered", o.Status, d.Summary.ErrorCode, o.Stats.Live, tc.live)
+			}
+			for _, c := range d.Calls {
+				if c.Prompt == "held" && (c.Status != "done" || string(c.Result) != `"answer to held"`) {
+					t.Errorf("held: %s %s, want done with its answer", c.Status, c.Result)
+				}
+			}
+			r, err = rt.Resume(context.Background(), r.ID(), engine.ResumeRequest{Script: script})
+			o = runToEnd(t, rt, r, err)
+			if o.Stats.Replayed != tc.live || o.Stats.Live != 0 {
+				t.Errorf("resumed: %d replayed, %d live; want %d replayed, nothing paid twice", o.Stats.Replayed, o.Stats.Live, tc.live)
+			}
+		})
+	}
 }

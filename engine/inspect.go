@@ -65,7 +65,7 @@ type ScriptInfo struct {
 type CallDetail struct {
 	Path     string `json:"path"`
 	Kind     string `json:"kind"`
-	Status   string `json:"status"` // running, done, failed
+	Status   string `json:"status"` // running, done, failed, interrupted (CallInterrupted)
 	Epoch    int    `json:"epoch"`
 	Label    string `json:"label,omitempty"`
 	Phase    string `json:"phase,omitempty"`
@@ -165,6 +165,7 @@ func (rt *Runtime) Inspect(id string) (*Detail, error) {
 	if err == nil && d.Summary.Status == string(StatusRunning) {
 		rt.fillActivity(id, d)
 	}
+	d.MarkInterrupted()
 	return d, err
 }
 
@@ -182,6 +183,24 @@ func (rt *Runtime) fillActivity(id string, d *Detail) {
 		c := &d.Calls[i]
 		if a, ok := calls[c.Path]; ok && c.Status == "running" {
 			c.Activity = &a
+		}
+	}
+}
+
+// CallInterrupted is the status of a call that was under way when its
+// execution ended without its answer (a pause, a stop, a crash): nothing
+// runs it any more, and a resume runs it again.
+const CallInterrupted = "interrupted"
+
+// MarkInterrupted shows as interrupted every call still "running" that
+// nothing runs: the run has ended, or the call belongs to an execution
+// before the current one. Every backend's Detail goes through it, so that
+// no view shows a call running in a run that has ended.
+func (d *Detail) MarkInterrupted() {
+	ended := d.Summary.Status != string(StatusRunning) && d.Summary.Status != "waiting"
+	for i := range d.Calls {
+		if c := &d.Calls[i]; c.Status == "running" && (ended || c.Epoch < d.Summary.Epoch) {
+			c.Status = CallInterrupted
 		}
 	}
 }

@@ -169,6 +169,7 @@ func (rt *Runtime) inspectNodeRun(run *store.NodeRun) *Detail {
 	for _, line := range run.Logs {
 		d.Logs = append(d.Logs, LogLine{Level: "info", Message: line})
 	}
+	d.MarkInterrupted()
 	return d
 }
 

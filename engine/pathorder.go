@@ -44,3 +44,30 @@ func digitRun(s string) int {
 	}
 	return n
 }
+
+// groupOrder is what orders a group of causes (failed calls, script
+// errors) for a reader: the group that counts the rest last, then the most
+// frequent, then by first path, then by message.
+type groupOrder struct {
+	rest      bool
+	count     int
+	firstPath string
+	message   string
+}
+
+func (a groupOrder) compare(b groupOrder) int {
+	switch {
+	case a.rest != b.rest:
+		if a.rest {
+			return 1
+		}
+		return -1
+	case a.count != b.count:
+		return b.count - a.count
+	case lessPath(a.firstPath, b.firstPath):
+		return -1
+	case lessPath(b.firstPath, a.firstPath):
+		return 1
+	}
+	return strings.Compare(a.message, b.message)
+}

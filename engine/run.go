@@ -85,9 +85,12 @@ type Run struct {
 	// to stop or restart one (control.go).
 	controls sync.Map
 	// idle wakes pauseWhenIdle when a call ends; capOnce starts it once.
-	idle     chan struct{}
-	capOnce  sync.Once
-	failures failureSet
+	idle    chan struct{}
+	capOnce sync.Once
+	// scriptEnded is closed once the script has returned and the calls
+	// under way are finishing (see callpolicy.FinishesCallsUnderWay).
+	scriptEnded chan struct{}
+	failures    failureSet
 	// scriptErrors are the branches this execution's script errors made
 	// null.
 	scriptErrors scriptErrorSet
@@ -383,8 +386,21 @@ func (r *Run) execute() {
 		err = lang.CheckJSONNesting("the workflow's result", result, r.rt.maxNesting())
 	}
 	cause := context.Cause(r.ctx)
-	// Calls the script left running (it threw, or was cancelled) must not
-	// outlive the execution.
+	if callpolicy.FinishesCallsUnderWay(cause) {
+		// The script returned, or threw: the calls under way are paid
+		// for, so they finish and are journaled; those queued never start.
+		close(r.scriptEnded)
+		queued, busy := r.sched.closeCounting()
+		for _, c := range queued {
+			c.settle(nil, callpolicy.ErrScriptEnded)
+		}
+		if busy > 0 {
+			r.logLine(r.main.policy.Root(), "info", callpolicy.FinishingCallsLine(busy))
+		}
+		r.sched.wait()
+	}
+	// Calls still left (the run paused or stopped, or a child script
+	// still going) must not outlive the execution.
 	r.cancel(errExecutionEnded)
 	for _, c := range r.sched.close() {
 		c.settle(nil, context.Cause(r.ctx))

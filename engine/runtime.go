@@ -229,7 +229,7 @@ func (rt *Runtime) newRun(id string, paths store.Paths, header runHeader, script
 	r := &Run{
 		rt: rt, id: id, paths: paths, opts: opts, script: script, args: args, header: header, epoch: epoch,
 		executors: set, journal: jw, lease: lease, ctx: ctx, cancel: cancel,
-		sched: newScheduler(opts.Concurrency), status: StatusRunning, idle: make(chan struct{}, 1),
+		sched: newScheduler(opts.Concurrency), status: StatusRunning, idle: make(chan struct{}, 1), scriptEnded: make(chan struct{}),
 		createdAt: created, startedAt: started, done: make(chan struct{}),
 	}
 	limits := opts.CallLimits()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/dynworkflow/dynworkflow/lang"
@@ -113,27 +112,15 @@ func CountScriptErrors(groups []ScriptErrorGroup) int {
 // then by first path, the rest last.
 func SortScriptErrors(groups []ScriptErrorGroup) []ScriptErrorGroup {
 	out := slices.Clone(groups)
-	slices.SortStableFunc(out, func(a, b ScriptErrorGroup) int {
-		ao, bo := a.Message == otherScriptErrors && a.Position == "", b.Message == otherScriptErrors && b.Position == ""
-		switch {
-		case ao != bo:
-			if ao {
-				return 1
-			}
-			return -1
-		case a.Count != b.Count:
-			return b.Count - a.Count
-		case lessPath(a.FirstPath, b.FirstPath):
-			return -1
-		case lessPath(b.FirstPath, a.FirstPath):
-			return 1
-		}
-		return strings.Compare(a.Message, b.Message)
-	})
+	slices.SortStableFunc(out, func(a, b ScriptErrorGroup) int { return a.order().compare(b.order()) })
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+func (g ScriptErrorGroup) order() groupOrder {
+	return groupOrder{rest: g.Message == otherScriptErrors && g.Position == "", count: g.Count, firstPath: g.FirstPath, message: g.Message}
 }
 
 // Strict reports whether a script error fails a run with opts running a

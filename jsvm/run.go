@@ -128,9 +128,10 @@ func (r *run) run() (json.RawMessage, error) {
 // from outside JavaScript runs goja's job queue, so each answer runs every
 // continuation it unblocks before the next one is handed over.
 //
-// A body that threw ends the run at once, whatever is still in flight: the
-// run has failed, and the engine cancels the calls left, as the Node
-// runtime aborts them once an error escapes the script.
+// A body that threw ends the script at once, whatever is still in flight:
+// the run has failed. The engine lets the calls already under way finish
+// and keeps their answers, and cancels those not yet started (see
+// callpolicy.FinishesCallsUnderWay); the Node runtime aborts them all.
 func (r *run) loop(body *goja.Promise) error {
 	for body.State() == goja.PromiseStatePending || (r.inflight > 0 && body.State() != goja.PromiseStateRejected) {
 		if r.inflight == 0 {

@@ -17,7 +17,9 @@ import (
 //     usage limit, ...) ends the fan-out at once: it throws that error,
 //     which the script may catch (JavaScript) or which fails the run
 //     (Starlark, which has no try); the branches already running go on,
-//     and their results are dropped;
+//     and their results are dropped (when the error ends the script, the
+//     engine still lets their calls under way finish and keeps their
+//     answers: callpolicy.FinishesCallsUnderWay);
 //   - the agent cap also cancels the fan-out's own calls still waiting for a
 //     concurrency slot (its Batch): they end with the same error instead of
 //     starting.

@@ -66,6 +66,15 @@ func newFixture(t *testing.T, fc fixtureConfig) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f := serve(t, dir, rt, srv)
+	f.gates = gates
+	return f
+}
+
+// serve serves srv over real HTTP on 127.0.0.1 until the test ends, then
+// closes rt and the server.
+func serve(t *testing.T, dir string, rt *engine.Runtime, srv *web.Server) *fixture {
+	t.Helper()
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -74,7 +83,7 @@ func newFixture(t *testing.T, fc fixtureConfig) *fixture {
 		hs.CloseClientConnections()
 		hs.Close()
 	})
-	return &fixture{t: t, dir: dir, rt: rt, srv: srv, http: hs, client: web.NewClient(hs.URL, testToken), gates: gates}
+	return &fixture{t: t, dir: dir, rt: rt, srv: srv, http: hs, client: web.NewClient(hs.URL, testToken)}
 }
 
 // request is one raw HTTP request and what to send with it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,15 +121,7 @@ func TestMetricsAreScrapedOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = rt.Close(ctx)
-		hs.CloseClientConnections()
-		hs.Close()
-	})
-	f := &fixture{t: t, dir: dir, rt: rt, srv: srv, http: hs, client: web.NewClient(hs.URL, testToken)}
+	f := serve(t, dir, rt, srv)
 
 	// Without the token, nothing.
 	if res := f.do(request{method: http.MethodGet, path: "/metrics", noToken: true}); res.status != http.StatusUnauthorized {
@@ -142,8 +133,8 @@ func TestMetricsAreScrapedOverHTTP(t *testing.T) {
 		t.Fatalf("run stats: %+v", d.Summary.Stats)
 	}
 	// The run totals come from the server's listing, at most a second old.
-	waitMetric(t, hs.URL, "dynworkflow_runs", 1, "status=completed")
-	fams := scrape(t, hs.URL)
+	waitMetric(t, f.http.URL, "dynworkflow_runs", 1, "status=completed")
+	fams := scrape(t, f.http.URL)
 	for _, c := range []struct {
 		name   string
 		labels []string
@@ -181,10 +172,10 @@ func TestMetricsAreScrapedOverHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	streaming := make(chan error, 1)
 	go func() { streaming <- f.client.Stream(ctx, 0, "", func(web.StreamEvent) error { return nil }) }()
-	waitMetric(t, hs.URL, "dynworkflow_sse_clients", 1)
+	waitMetric(t, f.http.URL, "dynworkflow_sse_clients", 1)
 	cancel()
 	<-streaming
-	waitMetric(t, hs.URL, "dynworkflow_sse_clients", 0)
+	waitMetric(t, f.http.URL, "dynworkflow_sse_clients", 0)
 }
 
 // waitMetric scrapes until the metric has the value want.

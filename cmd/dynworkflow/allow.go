@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -115,10 +116,10 @@ func namedIn(rel string, b []byte) []string {
 		if f.DefaultExecutor != "" {
 			names = append(names, "default executor: "+f.DefaultExecutor)
 		}
-		for _, name := range sortedNames(f.Commands) {
+		for _, name := range slices.Sorted(maps.Keys(f.Commands)) {
 			names = append(names, fmt.Sprintf("command %s: %s", name, f.Commands[name]))
 		}
-		for _, name := range sortedNames(f.Executors) {
+		for _, name := range slices.Sorted(maps.Keys(f.Executors)) {
 			s := f.Executors[name]
 			if s.Binary != nil {
 				names = append(names, fmt.Sprintf("%s binary: %s", name, *s.Binary))
@@ -126,7 +127,7 @@ func namedIn(rel string, b []byte) []string {
 			if len(s.Args) > 0 {
 				names = append(names, fmt.Sprintf("%s args: %s", name, strings.Join(s.Args, " ")))
 			}
-			for _, k := range sortedNames(s.Env) {
+			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 				names = append(names, fmt.Sprintf("%s env: %s=%s", name, k, s.Env[k]))
 			}
 			if s.Permissions != nil {
@@ -151,15 +152,6 @@ func namedIn(rel string, b []byte) []string {
 		}
 	}
 	return names
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func (a *app) allowCommand() *cobra.Command {

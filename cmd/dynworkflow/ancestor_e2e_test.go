@@ -4,7 +4,6 @@ package main_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,29 +29,10 @@ read -r s < /proc/self/stat; set -- $s; echo "$1 ${22}" >> %s
 sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) %% 25 + 10 ))
 echo "answer to $prompt"
 `, witness))
-	script := e.write("fan.workflow.js", `export const meta = { name: 'fan', description: 'd' }
-const answers = await parallel(Array.from({ length: 400 }, (_, i) => () => agent('task ' + i)))
-return answers.join('|')
-`)
 	flags := []string{"--json", "--command-executor", "sh=sh " + agent + " {prompt}", "--executor", "sh", "--concurrency", "64"}
-	var want strings.Builder
-	for i := range 400 {
-		if i > 0 {
-			want.WriteByte('|')
-		}
-		fmt.Fprintf(&want, "answer to task %d", i)
-	}
-
-	rng := rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano())))
-	before := e.journalIDs()
-	p := e.start(append([]string{"run", script}, flags...)...)
-	id := p.waitNewJournal(before)
-	kills, agents := 0, 0
-	for ; kills < 30; kills++ {
-		time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
-		if !p.alive() {
-			break
-		}
+	kill, agents := 0, 0
+	kills := e.killAndResume(11, 30, flags, func(p *proc, _ string) {
+		kill++
 		// Ours: the process we started and its children (the runtime),
 		// not the agents under them.
 		ours := append(childrenOf(p.cmd.Process.Pid), p.cmd.Process.Pid)
@@ -71,7 +51,7 @@ return answers.join('|')
 		// Give a dead runtime's stragglers time to show up.
 		time.Sleep(300 * time.Millisecond)
 		if fi, err := os.Stat(witness); err == nil && fi.ModTime().After(gone) {
-			t.Errorf("kill %d: an agent wrote its witness %v after every process of ours was gone", kills+1, fi.ModTime().Sub(gone))
+			t.Errorf("kill %d: an agent wrote its witness %v after every process of ours was gone", kill, fi.ModTime().Sub(gone))
 		}
 		b, _ := os.ReadFile(witness)
 		late := 0
@@ -90,18 +70,10 @@ return answers.join('|')
 			}
 		}
 		if late > 0 {
-			t.Errorf("kill %d: %d agents were started after dynworkflow was dead", kills+1, late)
+			t.Errorf("kill %d: %d agents were started after dynworkflow was dead", kill, late)
 		}
 		_ = os.Remove(witness)
-		p = e.start(append([]string{"resume", id}, flags...)...)
-	}
-	r := p.wait()
-	if r.code != 0 {
-		t.Fatalf("the last execution did not complete:\n%s", r)
-	}
-	if o := parseOutcome(t, r); string(o.Result) != fmt.Sprintf("%q", want.String()) {
-		t.Errorf("result %s, want the uninterrupted run's", o.Result)
-	}
+	})
 	t.Logf("%d kills, %d agents started before them", kills, agents)
 }
 

@@ -105,29 +105,9 @@ sleep 0.0$(od -An -N1 -tu1 /dev/urandom | tr -d ' ' | cut -c1)
 echo "$1" >> %s
 echo "answer to $1"
 `, witness))
-	script := e.write("fan.workflow.js", `export const meta = { name: 'fan', description: 'd' }
-const answers = await parallel(Array.from({ length: 400 }, (_, i) => () => agent('task ' + i)))
-return answers.join('|')
-`)
 	flags := []string{"--json", "--command-executor", "sh=sh " + agent + " {prompt}", "--executor", "sh", "--concurrency", "16"}
-	var want strings.Builder
-	for i := range 400 {
-		if i > 0 {
-			want.WriteByte('|')
-		}
-		fmt.Fprintf(&want, "answer to task %d", i)
-	}
-
-	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
-	before := e.journalIDs()
-	p := e.start(append([]string{"run", script}, flags...)...)
-	id := p.waitNewJournal(before)
-	kills, reruns, maxReruns := 0, 0, 0
-	for ; kills < maxKills; kills++ {
-		time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
-		if !p.alive() {
-			break
-		}
+	reruns, maxReruns := 0, 0
+	kills := e.killAndResume(7, maxKills, flags, func(p *proc, id string) {
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 		<-p.exited
 		// Witnessed but not durable: ran to its answer, will run again.
@@ -148,18 +128,52 @@ return answers.join('|')
 		reruns += lost
 		maxReruns = max(maxReruns, lost)
 		_ = os.Remove(witness) // the next execution's witnesses start afresh
+	})
+	if kills > 0 {
+		t.Logf("%d kills: %d finished calls ran again in all, %.2f per kill, at most %d", kills, reruns, float64(reruns)/float64(kills), maxReruns)
+	}
+}
+
+// killAndResume runs a fan-out to 400 agents with flags and, up to
+// maxKills times, at a random moment 50-250 ms in (from seed and the
+// clock), has kill end the running process, then resumes the run. It fails
+// the test unless the last execution returns what an uninterrupted run
+// does, and returns how many kills there were.
+func (e *env) killAndResume(seed uint64, maxKills int, flags []string, kill func(p *proc, id string)) int {
+	e.t.Helper()
+	script := e.write("fan.workflow.js", `export const meta = { name: 'fan', description: 'd' }
+const answers = await parallel(Array.from({ length: 400 }, (_, i) => () => agent('task ' + i)))
+return answers.join('|')
+`)
+	var want strings.Builder
+	for i := range 400 {
+		if i > 0 {
+			want.WriteByte('|')
+		}
+		fmt.Fprintf(&want, "answer to task %d", i)
+	}
+
+	rng := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
+	before := e.journalIDs()
+	p := e.start(append([]string{"run", script}, flags...)...)
+	id := p.waitNewJournal(before)
+	kills := 0
+	for ; kills < maxKills; kills++ {
+		time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
+		if !p.alive() {
+			break
+		}
+		kill(p, id)
 		p = e.start(append([]string{"resume", id}, flags...)...)
 	}
 	r := p.wait()
 	if r.code != 0 {
-		t.Fatalf("the last execution did not complete:\n%s", r)
+		e.t.Fatalf("the last execution did not complete:\n%s", r)
 	}
-	if o := parseOutcome(t, r); string(o.Result) != fmt.Sprintf("%q", want.String()) {
-		t.Errorf("result %s, want the uninterrupted run's", o.Result)
+	if o := parseOutcome(e.t, r); string(o.Result) != fmt.Sprintf("%q", want.String()) {
+		e.t.Errorf("result %s, want the uninterrupted run's", o.Result)
 	}
-	if kills > 0 {
-		t.Logf("%d kills: %d finished calls ran again in all, %.2f per kill, at most %d", kills, reruns, float64(reruns)/float64(kills), maxReruns)
-	}
+	return kills
 }
 
 // promptsOf maps the prompt of every started agent call to its path.

@@ -315,7 +315,13 @@ type proc struct {
 // if it is still running.
 func (e *env) start(args ...string) *proc {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	return e.startFor(cmdTimeout, args...)
+}
+
+// startFor is start with its own time limit.
+func (e *env) startFor(limit time.Duration, args ...string) *proc {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	p := &proc{e: e, args: args, cmd: e.command(ctx, args...), stdout: newWatchBuffer(), stderr: newWatchBuffer(), exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -356,9 +362,15 @@ func (p *proc) alive() bool {
 // wait waits for the process to exit and returns how it ended.
 func (p *proc) wait() result {
 	p.e.t.Helper()
+	return p.waitFor(cmdTimeout)
+}
+
+// waitFor is wait for a process started with a time limit of its own.
+func (p *proc) waitFor(limit time.Duration) result {
+	p.e.t.Helper()
 	select {
 	case <-p.exited:
-	case <-time.After(cmdTimeout + 10*time.Second):
+	case <-time.After(limit + 10*time.Second):
 		p.e.t.Fatalf("dynworkflow %s did not exit", strings.Join(p.args, " "))
 	}
 	p.e.checkRace(p.res)

@@ -15,37 +15,6 @@ import (
 // 30 seconds without progress, and the report must come within 60.
 const liveTimeout = 3 * time.Minute
 
-// startFor is start with its own time limit.
-func (e *env) startFor(limit time.Duration, args ...string) *proc {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	p := &proc{e: e, args: args, cmd: e.command(ctx, args...), stdout: newWatchBuffer(), stderr: newWatchBuffer(), exited: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	if err := p.cmd.Start(); err != nil {
-		cancel()
-		e.t.Fatalf("start dynworkflow %s: %v", strings.Join(args, " "), err)
-	}
-	go func() {
-		defer cancel()
-		err := p.cmd.Wait()
-		r, rerr := resultOf(args, p.cmd, err, p.stdout.String(), p.stderr.String())
-		if rerr != nil {
-			r.code, r.stderr = -1, r.stderr+"\n(wait: "+rerr.Error()+")"
-		}
-		p.res = r
-		close(p.exited)
-	}()
-	e.t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-	})
-	return p
-}
-
 // callActivity is a call's last activity as show --json gives it.
 type callActivity struct {
 	Path     string `json:"path"`

@@ -69,30 +69,53 @@ return await parallel(Array.from({ length: 8 }, (_, i) => () => agent('`+fakemod
 // sleep its 300 s.
 const orphanGrace = 30 * time.Second
 
-// descendants maps every process under pid, at any depth, to its name.
-func descendants(pid int) map[int]string {
-	parent := map[int]int{}
-	names := map[int]string{}
+// procStat is what /proc/PID/stat says of a process.
+type procStat struct {
+	name, state string
+	ppid        int
+}
+
+// statOf reads the stat of process pid; ok is false when it is gone.
+func statOf(pid int) (st procStat, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return st, false
+	}
+	open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || closing < open {
+		return st, false
+	}
+	if _, err := fmt.Sscan(string(b[closing+1:]), &st.state, &st.ppid); err != nil {
+		return st, false
+	}
+	st.name = string(b[open+1 : closing])
+	return st, true
+}
+
+// processes lists every process now, zombies included, by pid.
+func processes() map[int]procStat {
+	out := map[int]procStat{}
 	ents, _ := os.ReadDir("/proc")
 	for _, de := range ents {
 		p, err := strconv.Atoi(de.Name())
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + de.Name() + "/stat")
-		if err != nil {
-			continue
+		if st, ok := statOf(p); ok {
+			out[p] = st
 		}
-		open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-		if open < 0 || closing < open {
-			continue
+	}
+	return out
+}
+
+// descendants maps every process under pid, at any depth, to its name.
+func descendants(pid int) map[int]string {
+	parent := map[int]int{}
+	names := map[int]string{}
+	for p, st := range processes() {
+		if st.state != "Z" {
+			parent[p], names[p] = st.ppid, st.name
 		}
-		var state string
-		var ppid int
-		if _, err := fmt.Sscan(string(b[closing+1:]), &state, &ppid); err != nil || state == "Z" {
-			continue
-		}
-		parent[p], names[p] = ppid, string(b[open+1:closing])
 	}
 	out := map[int]string{}
 	for p := range parent {
@@ -110,11 +133,7 @@ func descendants(pid int) map[int]string {
 func stillRunning(tree map[int]string) map[int]string {
 	out := map[int]string{}
 	for pid, name := range tree {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(b, ')'); i > 0 && bytes.HasPrefix(b[i+1:], []byte(" Z")) {
+		if st, ok := statOf(pid); !ok || st.state == "Z" {
 			continue
 		}
 		out[pid] = name
@@ -194,22 +213,9 @@ wait
 // childrenOf lists the processes whose parent is pid.
 func childrenOf(pid int) []int {
 	var kids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, de := range ents {
-		p, err := strconv.Atoi(de.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + de.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		var state string
-		var ppid int
-		if i := bytes.LastIndexByte(b, ')'); i > 0 {
-			if _, err := fmt.Sscan(string(b[i+1:]), &state, &ppid); err == nil && ppid == pid {
-				kids = append(kids, p)
-			}
+	for p, st := range processes() {
+		if st.ppid == pid {
+			kids = append(kids, p)
 		}
 	}
 	return kids

@@ -102,13 +102,7 @@ func TestQuotaIsSharedByRunsInProcesses(t *testing.T) {
 // a loaded machine may take longer than cmdTimeout.
 func (p *proc) waitLong() result {
 	p.e.t.Helper()
-	select {
-	case <-p.exited:
-	case <-time.After(liveTimeout + 10*time.Second):
-		p.e.t.Fatalf("dynworkflow %s did not exit", strings.Join(p.args, " "))
-	}
-	p.e.checkRace(p.res)
-	return p.res
+	return p.waitFor(liveTimeout)
 }
 
 // A run parked for its quota before serve started goes on by itself at

@@ -133,21 +133,25 @@ delete the schedule and create it again.`,
 	return cmd
 }
 
-// scheduleFor finds a schedule of the project by id, or says how to list
-// them.
-func (a *app) scheduleFor(id string) (index.Schedule, error) {
+// dialSchedule finds a schedule of the project by id, or says how to list
+// them, and dials the Temporal that has it; the caller closes the client.
+func (a *app) dialSchedule(ctx context.Context, id string) (index.Schedule, *temporal.Client, error) {
 	ix, err := a.temporalIndex()
 	if err != nil {
-		return index.Schedule{}, err
+		return index.Schedule{}, nil, err
 	}
 	s, ok, err := ix.GetSchedule(id)
 	if err != nil {
-		return s, usageErrorf("%v", err)
+		return s, nil, usageErrorf("%v", err)
 	}
 	if !ok {
-		return s, &exitError{code: exitFailed, err: fmt.Errorf("the project has no schedule %s; list them with: dynworkflow schedule list", id)}
+		return s, nil, &exitError{code: exitFailed, err: fmt.Errorf("the project has no schedule %s; list them with: dynworkflow schedule list", id)}
 	}
-	return s, nil
+	c, err := a.dialTemporal(ctx, s.Config)
+	if err != nil {
+		return s, nil, err
+	}
+	return s, c, nil
 }
 
 // scheduleRuns describes a schedule, records the runs it started in the
@@ -191,11 +195,7 @@ func (a *app) adoptRuns(ctx context.Context, c *temporal.Client, ids []string) (
 // adoptScheduled records the runs of every schedule of the project in its
 // index, one connection per server: what `list` needs first.
 func (a *app) adoptScheduled(ctx context.Context, pool *temporalPool) error {
-	ix, err := a.temporalIndex()
-	if err != nil {
-		return err
-	}
-	scheds, err := ix.Schedules()
+	scheds, err := a.temporalSchedules()
 	if err != nil {
 		return err
 	}
@@ -230,11 +230,7 @@ func (a *app) scheduleListCommand() *cobra.Command {
 		Short: "List the project's schedules",
 		Args:  exactArgs(0, "schedule list takes no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ix, err := a.temporalIndex()
-			if err != nil {
-				return err
-			}
-			scheds, err := ix.Schedules()
+			scheds, err := a.temporalSchedules()
 			if err != nil {
 				return err
 			}
@@ -287,11 +283,7 @@ func (a *app) scheduleShowCommand() *cobra.Command {
 		Short: "Show a schedule: its timetable, state, next runs and the runs it started",
 		Args:  exactArgs(1, "schedule show needs a schedule's id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.scheduleFor(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.dialTemporal(cmd.Context(), s.Config)
+			s, c, err := a.dialSchedule(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -351,11 +343,7 @@ func (a *app) scheduleControlCommand(action, short string) *cobra.Command {
 		Short: short,
 		Args:  exactArgs(1, "schedule "+action+" needs a schedule's id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.scheduleFor(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.dialTemporal(cmd.Context(), s.Config)
+			s, c, err := a.dialSchedule(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -421,11 +409,7 @@ turn).`,
 			if err != nil {
 				return usageErrorf("--to: %v (give an RFC 3339 time, such as 2026-12-02T00:00:00Z)", err)
 			}
-			s, err := a.scheduleFor(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.dialTemporal(cmd.Context(), s.Config)
+			s, c, err := a.dialSchedule(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

@@ -266,7 +266,7 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 			continue
 		}
 		n++
-		printCallEntry(w, n, e.call, d.Summary.Status)
+		printCallEntry(w, n, e.call)
 	}
 	if len(d.Calls) == 0 && len(d.Logs) == 0 {
 		fmt.Fprintln(w, "  (nothing yet)")
@@ -283,8 +283,8 @@ func printRun(w io.Writer, d *engine.Detail, waiting []web.Checkpoint, byPath bo
 
 // printCallEntry prints a call of the timeline: a head line, then its
 // prompt, answer or failure, indented.
-func printCallEntry(w io.Writer, n int, c *engine.CallDetail, runStatus string) {
-	status := callStatus(c, runStatus)
+func printCallEntry(w io.Writer, n int, c *engine.CallDetail) {
+	status := c.Status
 	head := fmt.Sprintf("  %s  #%-3d %s  %s", clock(entryTime(c)), n, c.Path, status)
 	if c.Label != "" {
 		head += "  " + escapeControls(c.Label, true)
@@ -335,15 +335,6 @@ func printCallEntry(w io.Writer, n int, c *engine.CallDetail, runStatus string) 
 	}
 }
 
-// callStatus is a call's status as a reader needs it: a call still
-// "running" in the journal of a run nobody executes was interrupted.
-func callStatus(c *engine.CallDetail, runStatus string) string {
-	if c.Status == "running" && runStatus != string(engine.StatusRunning) && runStatus != statusWaiting {
-		return "interrupted"
-	}
-	return c.Status
-}
-
 func entryTime(c *engine.CallDetail) time.Time {
 	if !c.StartedAt.IsZero() {
 		return c.StartedAt
@@ -361,7 +352,7 @@ func callCounts(d *engine.Detail) string {
 			continue
 		}
 		agents++
-		switch callStatus(&c, d.Summary.Status) {
+		switch c.Status {
 		case "done":
 			done++
 		case "failed":
@@ -487,7 +478,7 @@ func findCall(d *engine.Detail, typed string) (*engine.CallDetail, error) {
 
 // printCall prints one call whole.
 func printCall(w io.Writer, d *engine.Detail, c *engine.CallDetail) {
-	fmt.Fprintf(w, "%s %s · %s · %s\n\n", d.Summary.RunID, c.Path, c.Kind, callStatus(c, d.Summary.Status))
+	fmt.Fprintf(w, "%s %s · %s · %s\n\n", d.Summary.RunID, c.Path, c.Kind, c.Status)
 	field := func(name, value string) {
 		if value != "" {
 			fmt.Fprintf(w, "%-11s %s\n", name, value)

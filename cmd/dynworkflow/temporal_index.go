@@ -110,3 +110,21 @@ func (a *app) resolveRun(cmd *cobra.Command, bf *backendFlags, typed string) (st
 	}
 	return e.RunID, e, true, nil
 }
+
+// temporalSchedules lists the project's schedules on Temporal.
+func (a *app) temporalSchedules() ([]index.Schedule, error) {
+	ix, err := a.temporalIndex()
+	if err != nil {
+		return nil, err
+	}
+	return ix.Schedules()
+}
+
+// temporalEntries lists the project's index of its runs on Temporal.
+func (a *app) temporalEntries() ([]index.Entry, error) {
+	ix, err := a.temporalIndex()
+	if err != nil {
+		return nil, err
+	}
+	return ix.List()
+}

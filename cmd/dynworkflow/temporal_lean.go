@@ -75,26 +75,25 @@ func (a *app) temporalRuns(context.Context) ([]store.Summary, error) {
 	return nil, a.handOver(runsOnTemporal(len(entries)) + " not shown")
 }
 
-// temporalSchedules lists the project's schedules on Temporal.
-func (a *app) temporalSchedules() ([]index.Schedule, error) {
-	ix, err := a.temporalIndex()
-	if err != nil {
-		return nil, err
-	}
-	return ix.Schedules()
+func (a *app) scheduleCommand() *cobra.Command {
+	return a.companionCommand("schedule", "Run a workflow on a schedule, on Temporal",
+		"Run a workflow on a schedule, backed by Temporal Schedules.")
 }
 
-func (a *app) scheduleCommand() *cobra.Command {
+// companionCommand is a command this build hands over whole to the
+// companion; about, one sentence, opens its help.
+func (a *app) companionCommand(name, short, about string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "schedule",
-		Short: "Run a workflow on a schedule, on Temporal",
-		Long: `Run a workflow on a schedule, backed by Temporal Schedules. This build has no
+		Use:   name,
+		Short: short,
+		Long: about + ` This build has no
 Temporal client: the command runs in its companion, dynworkflow-temporal
 (next to this binary, or on PATH), which prints the full help with
-dynworkflow schedule --help.`,
+dynworkflow ` + name + ` --help.`,
+		// Every argument is the companion's to read.
 		DisableFlagParsing: true,
 		RunE: func(*cobra.Command, []string) error {
-			return a.handOver("dynworkflow schedule")
+			return a.handOver("dynworkflow " + name)
 		},
 	}
 }
@@ -141,28 +140,8 @@ func (a *app) runsElsewhere(_ *engine.Runtime, bf *backendFlags) (web.RunSource,
 // which the companion's worker then makes the ancestor of its runtime:
 // not an agent command here (ancestor.go).
 func (a *app) workerCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "worker",
-		Short: "Run workflows and their agents for runs on Temporal",
-		Long: `Run a worker for runs started with --backend temporal. This build has no
-Temporal client: the command runs in its companion, dynworkflow-temporal
-(next to this binary, or on PATH), which prints the full help with
-dynworkflow worker --help.`,
-		// Every argument is the companion's to read.
-		DisableFlagParsing: true,
-		RunE: func(*cobra.Command, []string) error {
-			return a.handOver("dynworkflow worker")
-		},
-	}
-}
-
-// temporalEntries lists the project's index of its runs on Temporal.
-func (a *app) temporalEntries() ([]index.Entry, error) {
-	ix, err := a.temporalIndex()
-	if err != nil {
-		return nil, err
-	}
-	return ix.List()
+	return a.companionCommand("worker", "Run workflows and their agents for runs on Temporal",
+		"Run a worker for runs started with --backend temporal.")
 }
 
 // onTemporal says which run needs Temporal.

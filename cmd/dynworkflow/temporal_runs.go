@@ -183,11 +183,7 @@ func (a *app) controlCallTemporal(ctx context.Context, e temporal.Entry, path, a
 // temporalCheckpoints lists the checkpoints the project's runs on
 // Temporal wait on, with the run each belongs to.
 func (a *app) temporalCheckpoints(ctx context.Context) ([]web.Checkpoint, map[string]temporal.Entry, error) {
-	ix, err := a.temporalIndex()
-	if err != nil {
-		return nil, nil, err
-	}
-	entries, err := ix.List()
+	entries, err := a.temporalEntries()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -65,6 +65,43 @@ func (tr *traceOf) named(name string) []collectortest.Span {
 	return out
 }
 
+// phasedCall is a call's span and the phase it is in.
+type phasedCall struct {
+	collectortest.Span
+	phase string
+}
+
+// calls checks the shape of the traced script's trace (two phases under
+// the root, Scan with three calls, Fix with one, one span each) and
+// returns the calls' spans by label.
+func (tr *traceOf) calls(t *testing.T) map[string]phasedCall {
+	t.Helper()
+	phases := map[string]string{}
+	for _, title := range []string{"Scan", "Fix"} {
+		ph := tr.named("phase " + title)
+		if len(ph) != 1 || ph[0].ParentSpanID != tr.root.SpanID {
+			t.Fatalf("phase %s: %+v", title, ph)
+		}
+		phases[title] = ph[0].SpanID
+	}
+	out := map[string]phasedCall{}
+	for _, label := range []string{"scan-a", "scan-b", "scan-c", "fix"} {
+		cs := tr.named("invoke_agent " + label)
+		if len(cs) != 1 {
+			t.Fatalf("want one span for %s, got %d", label, len(cs))
+		}
+		phase := "Scan"
+		if label == "fix" {
+			phase = "Fix"
+		}
+		if cs[0].ParentSpanID != phases[phase] {
+			t.Errorf("%s is not a child of phase %s", label, phase)
+		}
+		out[label] = phasedCall{cs[0], phase}
+	}
+	return out
+}
+
 // rootsDone is a WaitSpans condition: n root spans arrived.
 func rootsDone(n int) func([]collectortest.Span) bool {
 	return func(spans []collectortest.Span) bool {
@@ -93,27 +130,8 @@ func checkWorkflowTrace(t *testing.T, tr *traceOf, name string, answers map[stri
 		}
 		t.Fatalf("want 7 spans (run, 2 phases, 4 calls), got %d: %q", got, names)
 	}
-	phaseIDs := map[string]string{}
-	for _, title := range []string{"Scan", "Fix"} {
-		ph := tr.named("phase " + title)
-		if len(ph) != 1 || ph[0].ParentSpanID != tr.root.SpanID {
-			t.Fatalf("phase %s: %+v", title, ph)
-		}
-		phaseIDs[title] = ph[0].SpanID
-	}
-	for _, label := range []string{"scan-a", "scan-b", "scan-c", "fix"} {
-		cs := tr.named("invoke_agent " + label)
-		if len(cs) != 1 {
-			t.Fatalf("want one span for %s, got %d", label, len(cs))
-		}
-		c := cs[0]
-		phase := "Scan"
-		if label == "fix" {
-			phase = "Fix"
-		}
-		if c.ParentSpanID != phaseIDs[phase] {
-			t.Errorf("%s is not a child of phase %s", label, phase)
-		}
+	for label, c := range tr.calls(t) {
+		phase := c.phase
 		for key, want := range map[string]string{
 			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": label, "dynworkflow.phase": phase,
 			"dynworkflow.call.executor": "echo", "dynworkflow.call.outcome": "finished", "dynworkflow.call.replayed": "false",
@@ -341,25 +359,8 @@ func TestATemporalRunIsTraced(t *testing.T) {
 		tr.root.String("dynworkflow.run.status") != "completed" || tr.root.String("dynworkflow.run.id") != out.RunID {
 		t.Fatalf("root %s %s/%s %v, want the trace %+v", tr.root.Name, tr.root.TraceID, tr.root.SpanID, tr.root.Attributes, want)
 	}
-	phases := map[string]string{}
-	for _, title := range []string{"Scan", "Fix"} {
-		ph := tr.named("phase " + title)
-		if len(ph) != 1 || ph[0].ParentSpanID != tr.root.SpanID {
-			t.Fatalf("phase %s: %+v", title, ph)
-		}
-		phases[title] = ph[0].SpanID
-	}
-	for _, label := range []string{"scan-a", "scan-b", "scan-c", "fix"} {
-		cs := tr.named("invoke_agent " + label)
-		if len(cs) != 1 {
-			t.Fatalf("want one span for %s, got %d", label, len(cs))
-		}
-		c := cs[0]
-		phase := "Scan"
-		if label == "fix" {
-			phase = "Fix"
-		}
-		if c.ParentSpanID != phases[phase] || c.String("dynworkflow.call.outcome") != "finished" ||
+	for label, c := range tr.calls(t) {
+		if c.String("dynworkflow.call.outcome") != "finished" ||
 			c.String("gen_ai.agent.name") != label || c.String("dynworkflow.call.executor") != "simulate" {
 			t.Errorf("%s: parent %s, %v", label, c.ParentSpanID, c.Attributes)
 		}

@@ -20,6 +20,8 @@
 //     or pause the run.
 //   - retry.go: how many retries and how long to wait.
 //   - attempt.go: one attempt, on whichever machine runs it.
+//   - ending.go: what the end of a script does to the calls under way
+//     (they finish, and are kept) and to those queued (they never start).
 //
 // What differs between backends is behind small interfaces: Host (an
 // executor's configuration, schema compilation, where limits and warnings

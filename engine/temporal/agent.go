@@ -73,6 +73,11 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		AgentType: opts.AgentType, Isolation: opts.Isolation, Schema: opts.Schema, Cwd: x.in.Cwd,
 		TimeoutMs: pc.Timeout.Milliseconds(), IdleTimeoutMs: pc.Bounds().Idle.Milliseconds(), UnreachableMs: pc.Bounds().Unreachable.Milliseconds(),
 	}}
+	if x.scriptEnded {
+		// A child script still makes calls after the main one returned.
+		done(nil, callpolicy.ErrScriptEnded)
+		return
+	}
 	c.waited = x.active >= x.in.Options.Concurrency
 	x.queue = append(x.queue, c)
 	x.pump()
@@ -110,8 +115,8 @@ func (x *execution) runLive(wc workflow.Context, c *agentCall) {
 			// As locally: the run pauses once the calls within the cap
 			// have ended, and this one runs on resume.
 			x.pauseWhenIdle(x.policy.CapReason())
-			_ = workflow.Await(wc, func() bool { return x.goctx.Err() != nil })
-			c.done(nil, context.Cause(x.goctx))
+			_ = workflow.Await(wc, func() bool { return x.goctx.Err() != nil || x.scriptEnded })
+			c.done(nil, cmp.Or(context.Cause(x.goctx), callpolicy.ErrScriptEnded))
 			return
 		}
 		c.done(nil, err)

@@ -141,6 +141,7 @@ func (cl *Client) buildDetail(execs []*execHistory, states []*State) *engine.Det
 	sort.SliceStable(d.Calls, func(i, j int) bool { return engine.LessPath(d.Calls[i].Path, d.Calls[j].Path) })
 	d.Summary = summary(execs[0], last, lastState)
 	d.ScriptErrors = engine.SortScriptErrors(lastState.ScriptErrors)
+	d.MarkInterrupted()
 	return d
 }
 

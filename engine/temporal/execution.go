@@ -128,6 +128,9 @@ type execution struct {
 
 	queue  []*agentCall
 	active int // agent calls holding a concurrency slot
+	// scriptEnded is set once the script has returned and the calls under
+	// way are finishing: nothing new starts.
+	scriptEnded bool
 	// capping is set once the dollar cap refused a call: the execution
 	// pauses when the calls running end.
 	capping bool
@@ -252,6 +255,23 @@ func (x *execution) end(cause error) {
 	x.cancelCalls()
 }
 
+// finishCallsUnderWay lets the calls that hold a slot finish, their
+// answers recorded, once the script has returned (see
+// callpolicy.FinishesCallsUnderWay); those still queued never start. A
+// pause or a stop meanwhile interrupts them, as it would have before.
+func (x *execution) finishCallsUnderWay() {
+	x.scriptEnded = true
+	queued := x.queue
+	x.queue = nil
+	for _, c := range queued {
+		c.done(nil, callpolicy.ErrScriptEnded)
+	}
+	if x.active > 0 {
+		x.log("", "info", callpolicy.FinishingCallsLine(x.active))
+	}
+	_ = workflow.Await(x.host, func() bool { return x.active == 0 || x.goctx.Err() != nil })
+}
+
 // errExecutionEnded cancels what the script left behind when it returned.
 var errExecutionEnded = errors.New("execution ended")
 
@@ -266,6 +286,9 @@ func (p *pauseCause) Unwrap() error { return engine.ErrPaused }
 // and a stopped one is cancelled, each carrying its State.
 func (x *execution) finish(result json.RawMessage, err error) (*State, error) {
 	cause := x.cause
+	if callpolicy.FinishesCallsUnderWay(cause) {
+		x.finishCallsUnderWay()
+	}
 	x.end(errExecutionEnded)
 	st := &x.state
 	switch {

@@ -413,6 +413,28 @@ func TestParityAcrossEditsAndFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("a call under way when the script throws", func(t *testing.T) {
+		// PARITY_SEED=1796158360353649457: at one call at a time, s1 i1
+		// takes the slot s1 i0 frees before s2 i0 meets the cap. Temporal
+		// ended the run on the throw, its answer lost and its call shown
+		// running; both now let it finish, and a resume replays it.
+		exec := newFaults(executors.Defaults{})
+		startWorker(t, c, "w6", executors.NewSet(exec))
+		capped := opts
+		capped.MaxAgents, capped.Concurrency = 2, 1
+		text := "export const meta = { name: 'gen', description: 'under way' }\nconst out = []\n" +
+			"out.push(await pipeline(['i0', 'i1'], (prev, item) => agent('s1 ' + item), (prev, item) => agent('s2 ' + item)))\n" +
+			"out.push(await agent('p3'))\nreturn out\n"
+		p := newPair(t, c, exec, capped)
+		o := p.start("first run", text)
+		if o.Status != engine.StatusFailed || !strings.Contains(o.Error, "cap of 2 agents") {
+			t.Errorf("first run: %s %q, want failed at the cap", o.Status, o.Error)
+		}
+		counts(t, "first run", o, 0, 2)
+		counts(t, "resumed", p.resume("resumed", text), 2, 0)
+		replay(t, c, p.remote)
+	})
+
 	t.Run("defaults reach the workflow", func(t *testing.T) {
 		// The answer of a call is the same whatever its model; what the
 		// workflow resolved is in the activity's input, which show prints.

@@ -164,7 +164,7 @@ func (x *execution) historyFull() bool {
 // call starts, and once those started have ended, the script and its
 // waits are cancelled, and finish continues as new.
 func (x *execution) maybeRoll() {
-	if x.rolling || x.cause != nil || !x.historyFull() {
+	if x.rolling || x.cause != nil || x.scriptEnded || !x.historyFull() {
 		return
 	}
 	x.rolling = true

@@ -80,6 +80,23 @@ type harness struct {
 	dir  string
 }
 
+// run runs the traced script to its end, which must be completion.
+func (h *harness) run(ctx context.Context, t *testing.T) *engine.Run {
+	t.Helper()
+	sc, err := h.rt.Hosts().Load(lang.Source{Path: filepath.Join(h.dir, "traced.workflow.js"), Text: []byte(script)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := h.rt.Start(ctx, engine.StartRequest{Script: sc, Options: options()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := run.Wait(ctx); err != nil || s.Status != engine.StatusCompleted {
+		t.Fatalf("run: %v %v", s.Status, err)
+	}
+	return run
+}
+
 func newHarness(t *testing.T, dir string) *harness {
 	t.Helper()
 	st, err := store.Open(filepath.Join(dir, "state"), dir)
@@ -133,17 +150,7 @@ func TestTheTraceIsShapedLikeTheWorkflow(t *testing.T) {
 	dir := t.TempDir()
 	h := newHarness(t, dir)
 	ctx := context.Background()
-	sc, err := h.rt.Hosts().Load(lang.Source{Path: filepath.Join(dir, "traced.workflow.js"), Text: []byte(script)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := h.rt.Start(ctx, engine.StartRequest{Script: sc, Options: options()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err := run.Wait(ctx); err != nil || s.Status != engine.StatusCompleted {
-		t.Fatalf("run: %v %v", s.Status, err)
-	}
+	h.run(ctx, t)
 	spans := h.flush(t)
 
 	byName := map[string][]tracetest.SpanStub{}
@@ -272,17 +279,7 @@ func TestAResumeLinksToTheEarlierExecutions(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	h := newHarness(t, dir)
-	sc, err := h.rt.Hosts().Load(lang.Source{Path: filepath.Join(dir, "traced.workflow.js"), Text: []byte(script)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := h.rt.Start(ctx, engine.StartRequest{Script: sc, Options: options()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := run.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
+	run := h.run(ctx, t)
 	first := h.flush(t)
 
 	// A new process: the links come from the journal.
@@ -375,17 +372,7 @@ func TestARunIsExportedFromItsDetail(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	h := newHarness(t, dir)
-	sc, err := h.rt.Hosts().Load(lang.Source{Path: filepath.Join(dir, "traced.workflow.js"), Text: []byte(script)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := h.rt.Start(ctx, engine.StartRequest{Script: sc, Options: options()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := run.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
+	run := h.run(ctx, t)
 	again, err := h.rt.Resume(ctx, run.ID(), engine.ResumeRequest{})
 	if err != nil {
 		t.Fatal(err)

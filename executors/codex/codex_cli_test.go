@@ -92,15 +92,7 @@ func trustInUserConfig(t *testing.T, env []string, dir string) []string {
 // own databases, and no shadow is left behind.
 func TestRealCodexShadowHomeKeepsTheUsersOwn(t *testing.T) {
 	clitest.Binary(t, clitest.Codex)
-	srv, err := fakemodel.Start(fakemodel.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	reg, err := proc.OpenRegistry(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, reg := clitest.Serve(t)
 	dir := t.TempDir()
 	env := trustInUserConfig(t, clitest.Setup(t, clitest.Codex, srv.URL()), dir)
 	var home string

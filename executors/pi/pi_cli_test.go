@@ -85,15 +85,7 @@ func TestRealPiGuardFollowsDanglingLinks(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			srv, err := fakemodel.Start(fakemodel.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-			reg, err := proc.OpenRegistry(t.TempDir(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv, reg := clitest.Serve(t)
 			root := t.TempDir()
 			work, outside := filepath.Join(root, "work"), filepath.Join(root, "outside")
 			for _, d := range []string{work, outside} {

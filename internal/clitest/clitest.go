@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
 )
 
@@ -60,3 +61,20 @@ func Env(name, baseURL, dir string) ([]string, error) {
 
 // PiModel is the --model value that selects the fake provider in Pi.
 const PiModel = fakemodel.PiModel
+
+// Serve starts a fake model server and opens a registry for the CLI's
+// processes, both for the length of t: what every real-CLI call runs
+// against.
+func Serve(t testing.TB) (*fakemodel.Server, *proc.Registry) {
+	t.Helper()
+	srv, err := fakemodel.Start(fakemodel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	reg, err := proc.OpenRegistry(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, reg
+}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
-	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
 )
 
@@ -47,15 +46,7 @@ func RunPermissions(t *testing.T, s Suite) {
 				t.Skip(tc.skipReason)
 			}
 			t.Parallel()
-			srv, err := fakemodel.Start(fakemodel.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-			reg, err := proc.OpenRegistry(t.TempDir(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv, reg := Serve(t)
 			root := t.TempDir()
 			work := filepath.Join(root, "work")
 			if err := os.Mkdir(work, 0o755); err != nil {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/executors"
-	"github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
 )
 
@@ -43,15 +42,7 @@ func RunPlanted(t *testing.T, s Suite, p Planted) {
 	for _, perm := range []executors.Permissions{executors.ReadOnly, executors.WorkspaceWrite, executors.FullAccess} {
 		t.Run(string(perm), func(t *testing.T) {
 			t.Parallel()
-			srv, err := fakemodel.Start(fakemodel.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-			reg, err := proc.OpenRegistry(t.TempDir(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv, reg := Serve(t)
 			dir, marks := filepath.Join(t.TempDir(), "repo"), t.TempDir()
 			if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
 				t.Fatal(err)

@@ -144,15 +144,7 @@ func RunScenarios(t *testing.T, s Suite) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv, err := fakemodel.Start(fakemodel.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-			reg, err := proc.OpenRegistry(t.TempDir(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv, reg := Serve(t)
 			exec := s.New(Setup(t, s.CLI, srv.URL()), reg)
 			req := executors.Request{RunID: "test", Path: "/0:agent", Prompt: tc.prompt, Model: s.Model, Dir: t.TempDir(),
 				Permissions: tc.permissions, Attempt: 1}

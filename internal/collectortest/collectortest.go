@@ -13,7 +13,6 @@ package collectortest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,76 +21,37 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/internal/devbuild"
 )
 
-// SourceDir is the collector program's module directory in this checkout.
-func SourceDir() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("collectortest: cannot locate its own source")
-	}
-	dir := filepath.Join(filepath.Dir(file), "..", "collectordev")
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		return "", fmt.Errorf("collectortest: the collector's module is missing: %w", err)
-	}
-	return dir, nil
-}
-
-// collector is the builder of the collector for the sources in this
-// checkout, cached under ${XDG_CACHE_HOME:-~/.cache}/dynworkflow-ci/collectordev.
-func collector() (devbuild.Builder, error) {
-	src, err := SourceDir()
-	if err != nil {
-		return devbuild.Builder{}, err
-	}
-	return devbuild.Module("collectordev", src)
+// program is the collector program of internal/collectordev.
+var program = devbuild.Program{
+	Module:   "collectordev",
+	Title:    "test collector",
+	Prebuild: "./internal/collectortest/prebuild",
+	Cold:     "minutes cold",
+	Tests:    "tracing",
 }
 
 // Binary returns the built collector, or an error saying how to build it.
-func Binary() (string, error) {
-	b, err := collector()
-	if err != nil {
-		return "", err
-	}
-	if !b.Built() {
-		return "", errors.New("the test collector is not built: build it once with `go run ./internal/collectortest/prebuild` (minutes cold)")
-	}
-	return b.Path(), nil
-}
+func Binary() (string, error) { return program.Built() }
 
 // Build builds the collector into the cache unless it is there, and
 // returns its path (what `go run ./internal/collectortest/prebuild` does).
 // Build output goes to log. Another process's build of it is waited for,
 // not repeated; when ctx ends the build stops and leaves nothing behind.
-func Build(ctx context.Context, log *os.File) (string, error) {
-	b, err := collector()
-	if err != nil {
-		return "", err
-	}
-	return b.Ensure(ctx, log)
-}
+func Build(ctx context.Context, log *os.File) (string, error) { return program.Build(ctx, log) }
 
 // Require returns the built collector, or skips t (fails it under
 // CI=true, where the tests must run) with how to build it.
 func Require(t testing.TB) string {
 	t.Helper()
-	bin, err := Binary()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no test collector (CI=true: the tracing tests are required): %v", err)
-		} else {
-			t.Skip(err)
-		}
-	}
-	return bin
+	return program.Require(t)
 }
 
 // Collector is a running collector.
@@ -104,7 +64,7 @@ type Collector struct {
 	file   string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *lockedBuffer
+	stderr *devbuild.LogBuffer
 	exited chan struct{}
 }
 
@@ -174,9 +134,9 @@ service:
 	c := &Collector{
 		HTTPEndpoint: fmt.Sprintf("http://127.0.0.1:%d", httpPort),
 		GRPCEndpoint: fmt.Sprintf("http://127.0.0.1:%d", grpcPort),
-		file:         file, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, exited: make(chan struct{}),
+		file:         file, cmd: cmd, stdin: stdin, stderr: &devbuild.LogBuffer{}, exited: make(chan struct{}),
 	}
-	dieWithParent(cmd)
+	devbuild.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("collectortest: start the collector: %w", err)
 	}
@@ -260,25 +220,4 @@ func (c *Collector) WaitSpans(t testing.TB, what string, done func([]Span) bool)
 		// The file exporter flushes every 50 ms.
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// lockedBuffer collects a child's stderr while the test may read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 1<<20 {
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

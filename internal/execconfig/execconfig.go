@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,17 +59,7 @@ const ProjectFile = ".dynworkflow/executors.json"
 
 // UserFile is the user's configuration file: under $XDG_CONFIG_HOME, else
 // ~/.config. It is "" when neither can be found.
-func UserFile() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "dynworkflow", "executors.json")
-}
+func UserFile() string { return UserConfigFile("executors.json") }
 
 // Where values come from.
 const (
@@ -278,7 +269,7 @@ func Load(project, userFile string, builtIns []BuiltIn, o Overrides) (*Config, e
 		return nil
 	}
 	for _, l := range layers {
-		names := sortedKeys(l.file.Commands)
+		names := slices.Sorted(maps.Keys(l.file.Commands))
 		for _, name := range names {
 			spec, err := command.ParseSpec(name + "=" + l.file.Commands[name])
 			if err == nil && spec.Name != name {
@@ -307,15 +298,15 @@ func Load(project, userFile string, builtIns []BuiltIn, o Overrides) (*Config, e
 		if d := l.file.DefaultExecutor; d != "" {
 			if byName[d] == nil {
 				return nil, positioned(l.path, l.data, `"defaultExecutor"`,
-					fmt.Errorf("defaultExecutor %q is no executor; the executors are %s", d, strings.Join(sortedKeys(byName), ", ")))
+					fmt.Errorf("defaultExecutor %q is no executor; the executors are %s", d, strings.Join(slices.Sorted(maps.Keys(byName)), ", ")))
 			}
 			cfg.DefaultExecutor = Value[string]{Value: d, Source: l.source}
 		}
-		for _, name := range sortedKeys(l.file.Executors) {
+		for _, name := range slices.Sorted(maps.Keys(l.file.Executors)) {
 			e := byName[name]
 			if e == nil {
 				return nil, positioned(l.path, l.data, `"`+name+`"`,
-					fmt.Errorf("executors.%s: no such executor; the executors are %s (define a new one under \"commands\")", name, strings.Join(sortedKeys(byName), ", ")))
+					fmt.Errorf("executors.%s: no such executor; the executors are %s (define a new one under \"commands\")", name, strings.Join(slices.Sorted(maps.Keys(byName)), ", ")))
 			}
 			if err := e.apply(l.file.Executors[name], l.source, l.base); err != nil {
 				return nil, positioned(l.path, l.data, `"`+name+`"`, fmt.Errorf("executors.%s: %w", name, err))
@@ -327,7 +318,7 @@ func Load(project, userFile string, builtIns []BuiltIn, o Overrides) (*Config, e
 			e.Binary, e.Configured = v, true
 		}
 	}
-	for _, name := range sortedKeys(byName) {
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		cfg.Executors = append(cfg.Executors, byName[name])
 	}
 	return cfg, nil
@@ -484,13 +475,4 @@ func expandHome(s string) string {
 		}
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine/callpolicy"
 	"github.com/dynworkflow/dynworkflow/engine/cost"
+	"github.com/dynworkflow/dynworkflow/internal/trust"
 )
 
 // Model routing and prices are configuration too, in files of their own
@@ -37,11 +38,11 @@ const RoutesFile = ".dynworkflow/routes.json"
 // UserConfigFile is the user's configuration file called name: under
 // $XDG_CONFIG_HOME, else ~/.config; "" when neither can be found.
 func UserConfigFile(name string) string {
-	f := UserFile()
-	if f == "" {
+	dir := trust.ConfigDir()
+	if dir == "" {
 		return ""
 	}
-	return filepath.Join(filepath.Dir(f), name)
+	return filepath.Join(dir, name)
 }
 
 // routesFile is the format of a routes file.

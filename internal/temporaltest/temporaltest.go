@@ -12,16 +12,12 @@ package temporaltest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -38,30 +34,16 @@ type Server struct {
 
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *lockedBuffer
+	stderr *devbuild.LogBuffer
 }
 
-// SourceDir is the dev server's module directory in this checkout.
-func SourceDir() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("temporaltest: cannot locate its own source")
-	}
-	dir := filepath.Join(filepath.Dir(file), "..", "temporaldev")
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		return "", fmt.Errorf("temporaltest: the dev server's module is missing: %w", err)
-	}
-	return dir, nil
-}
-
-// devServer is the builder of the dev server for the sources in this
-// checkout, cached under ${XDG_CACHE_HOME:-~/.cache}/dynworkflow-ci/temporaldev.
-func devServer() (devbuild.Builder, error) {
-	src, err := SourceDir()
-	if err != nil {
-		return devbuild.Builder{}, err
-	}
-	return devbuild.Module("temporaldev", src)
+// program is the dev server program of internal/temporaldev.
+var program = devbuild.Program{
+	Module:   "temporaldev",
+	Title:    "Temporal dev server",
+	Prebuild: "./internal/temporaltest/prebuild",
+	Cold:     "15-20 minutes cold",
+	Tests:    "Temporal",
 }
 
 // Binary returns the path of the dev server program for the sources in
@@ -77,11 +59,7 @@ func Binary(ctx context.Context, log *os.File) (string, error) {
 	if bin := os.Getenv("DYNWORKFLOW_TEMPORALDEV"); bin != "" {
 		return bin, nil
 	}
-	b, err := devServer()
-	if err != nil {
-		return "", err
-	}
-	return b.Ensure(ctx, log)
+	return program.Build(ctx, log)
 }
 
 // Built returns the path of the dev server program for the sources in this
@@ -91,14 +69,7 @@ func Built() (string, error) {
 	if bin := os.Getenv("DYNWORKFLOW_TEMPORALDEV"); bin != "" {
 		return bin, nil
 	}
-	b, err := devServer()
-	if err != nil {
-		return "", err
-	}
-	if !b.Built() {
-		return "", fmt.Errorf("the Temporal dev server is not built: build it once with `go run ./internal/temporaltest/prebuild` (15-20 minutes cold)")
-	}
-	return b.Path(), nil
+	return program.Built()
 }
 
 // Start runs a dev server until ctx is done or Stop is called.
@@ -112,9 +83,9 @@ func Start(ctx context.Context, bin string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}}
+	s := &Server{cmd: cmd, stdin: stdin, stderr: &devbuild.LogBuffer{}}
 	cmd.Stderr = s.stderr
-	dieWithParent(cmd)
+	devbuild.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("temporaltest: start the dev server: %w", err)
 	}
@@ -178,32 +149,7 @@ func (sh *Shared) Get(t testing.TB) *Server {
 		sh.server, sh.err = Start(context.Background(), bin)
 	})
 	if sh.err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no Temporal dev server (CI=true: the Temporal tests are required): %v", sh.err)
-		} else {
-			t.Skip(sh.err)
-		}
+		program.Unavailable(t, sh.err)
 	}
 	return sh.server
-}
-
-// lockedBuffer collects a child's stderr while the test may read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 1<<20 {
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

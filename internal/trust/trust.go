@@ -33,9 +33,10 @@ type Store struct {
 	dir string
 }
 
-// Dir is the directory of the user's approvals: under $XDG_CONFIG_HOME,
-// else ~/.config; "" when neither can be found.
-func Dir() string {
+// ConfigDir is the user's dynworkflow directory, which holds both the
+// approvals and the user's own configuration files: under
+// $XDG_CONFIG_HOME, else ~/.config; "" when neither can be found.
+func ConfigDir() string {
 	base := os.Getenv("XDG_CONFIG_HOME")
 	if base == "" || !filepath.IsAbs(base) {
 		home, err := os.UserHomeDir()
@@ -44,7 +45,17 @@ func Dir() string {
 		}
 		base = filepath.Join(home, ".config")
 	}
-	return filepath.Join(base, "dynworkflow", "allowed")
+	return filepath.Join(base, "dynworkflow")
+}
+
+// Dir is the directory of the user's approvals, in ConfigDir; "" when
+// that cannot be found.
+func Dir() string {
+	dir := ConfigDir()
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "allowed")
 }
 
 // Default is the user's store (see Dir).

@@ -89,21 +89,7 @@ func (ix Index) Put(e Entry) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(ix.dir, 0o700); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(e, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return fsx.SyncDir(ix.dir)
+	return writeJSON(path, e)
 }
 
 // Get returns the run's entry; ok is false when the run is not Temporal's.
@@ -112,41 +98,14 @@ func (ix Index) Get(runID string) (e Entry, ok bool, err error) {
 	if err != nil {
 		return e, false, err
 	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return e, false, nil
-	}
-	if err != nil {
-		return e, false, err
-	}
-	if err := json.Unmarshal(b, &e); err != nil {
-		return e, false, fmt.Errorf("%s: %w", path, err)
-	}
-	return e, true, nil
+	return readJSON[Entry](path)
 }
 
 // List returns every entry, in no particular order.
 func (ix Index) List() ([]Entry, error) {
-	des, err := os.ReadDir(ix.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	out, err := listJSON(ix.dir, ix.Get)
 	if err != nil {
 		return nil, err
-	}
-	var out []Entry
-	for _, de := range des {
-		id, ok := strings.CutSuffix(de.Name(), ".json")
-		if !ok || store.ValidRunID(id) != nil {
-			continue
-		}
-		e, ok, err := ix.Get(id)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, e)
-		}
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return b.Summary.StartedAt.Compare(a.Summary.StartedAt) })
 	return out, nil
@@ -194,22 +153,7 @@ func (ix Index) PutSchedule(s Schedule) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return fsx.SyncDir(dir)
+	return writeJSON(path, s)
 }
 
 // GetSchedule returns a schedule's entry; ok is false when the project has
@@ -219,41 +163,14 @@ func (ix Index) GetSchedule(id string) (s Schedule, ok bool, err error) {
 	if err != nil {
 		return s, false, err
 	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, false, nil
-	}
-	if err != nil {
-		return s, false, err
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, false, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, true, nil
+	return readJSON[Schedule](path)
 }
 
 // Schedules returns the project's schedules, oldest first.
 func (ix Index) Schedules() ([]Schedule, error) {
-	des, err := os.ReadDir(filepath.Join(ix.dir, "schedules"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	out, err := listJSON(filepath.Join(ix.dir, "schedules"), ix.GetSchedule)
 	if err != nil {
 		return nil, err
-	}
-	var out []Schedule
-	for _, de := range des {
-		id, ok := strings.CutSuffix(de.Name(), ".json")
-		if !ok || store.ValidRunID(id) != nil {
-			continue
-		}
-		s, ok, err := ix.GetSchedule(id)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, s)
-		}
 	}
 	slices.SortFunc(out, func(a, b Schedule) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil
@@ -269,4 +186,69 @@ func (ix Index) DeleteSchedule(id string) error {
 		return err
 	}
 	return nil
+}
+
+// Runs and schedules are each one JSON file named by its id; the helpers
+// below read, write and list such files the same way for both.
+
+// writeJSON replaces the file at path with v, durably: written beside it,
+// renamed into place, and the directory synced.
+func writeJSON(path string, v any) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return fsx.SyncDir(dir)
+}
+
+// readJSON reads the file at path; ok is false when there is none.
+func readJSON[T any](path string) (v T, ok bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return v, false, nil
+	}
+	if err != nil {
+		return v, false, err
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, true, nil
+}
+
+// listJSON reads, with get, every <id>.json in dir whose id is valid.
+func listJSON[T any](dir string, get func(id string) (T, bool, error)) ([]T, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for _, de := range des {
+		id, ok := strings.CutSuffix(de.Name(), ".json")
+		if !ok || store.ValidRunID(id) != nil {
+			continue
+		}
+		v, ok, err := get(id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }

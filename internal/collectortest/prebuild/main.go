@@ -6,26 +6,8 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
 	"github.com/dynworkflow/dynworkflow/internal/collectortest"
 	"github.com/dynworkflow/dynworkflow/internal/devbuild"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	bin, err := collectortest.Build(ctx, os.Stderr)
-	if err == nil {
-		err = devbuild.CompileCompanion(ctx, os.Stderr)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fmt.Println(bin)
-}
+func main() { devbuild.Prebuild(collectortest.Build) }

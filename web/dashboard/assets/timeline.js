@@ -341,7 +341,7 @@ export class Timeline {
   }
 }
 
-const words = { live: "ran", running: "running", failed: "failed", replayed: "replayed", wait: "waited for an answer" };
+const words = { live: "ran", running: "running", failed: "failed", replayed: "replayed", interrupted: "interrupted", wait: "waited for an answer" };
 
 // span is call c as an interval, or null when it has no time yet.
 function span(c, now, epoch) {
@@ -360,7 +360,8 @@ function span(c, now, epoch) {
     if (isFinite(end)) return { path: c.path, name, kind: replayed ? "replayed" : "live", from: end, to: end, retries };
     return null;
   }
-  let kind = c.status === "failed" ? "failed" : c.status === "running" ? "running" : replayed ? "replayed" : "live";
+  // An interrupted call ended with its execution, unanswered (engine.CallInterrupted).
+  let kind = c.status === "failed" ? "failed" : c.status === "running" ? "running" : c.status === "interrupted" ? "interrupted" : replayed ? "replayed" : "live";
   const to = kind === "running" ? now : isFinite(end) ? end : start + (c.durMs || 0);
   return { path: c.path, name, kind, from: start, to: Math.max(to, start), retries };
 }
@@ -373,7 +374,7 @@ function colors(el) {
   return {
     fg: v("--fg"), muted: v("--muted"), line: v("--line"), accent: v("--accent"),
     live: v("--done"), running: v("--running"), failed: v("--failed"), replayed: v("--stopped"),
-    retried: v("--paused"), wait: v("--waiting"),
+    retried: v("--paused"), wait: v("--waiting"), interrupted: v("--muted"),
   };
 }
 
