@@ -51,7 +51,7 @@ if [[ -n $BEFORE ]]; then
 	echo "== building dynworkflow at $BEFORE" >&2
 	mkdir -p "$WORK/before-src"
 	git -C "$REPO" archive "$BEFORE" | tar -x -C "$WORK/before-src"
-	(cd "$WORK/before-src" && go build -o "$WORK/dynworkflow-before" ./cmd/dynworkflow)
+	(cd "$WORK/before-src" && CGO_ENABLED=0 go build -o "$WORK/dynworkflow-before" ./cmd/dynworkflow)
 fi
 PEER_CLI=
 if [[ $PEER != 0 ]]; then

@@ -3,7 +3,8 @@
 # bench_init makes a temporary directory (removed on exit) and the two
 # binaries the scripts need: $DW, the dynworkflow CLI, and $MEASURE, the
 # helper that times a command (bench/cmd/measure). run.sh builds them once
-# and passes them down in DYNWORKFLOW_BIN and MEASURE_BIN.
+# and passes them down in DYNWORKFLOW_BIN and MEASURE_BIN. dynworkflow is
+# built as the README's Install says: static (CGO_ENABLED=0).
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$BENCH_DIR/.." && pwd)
@@ -16,7 +17,7 @@ bench_init() {
 	MEASURE=${MEASURE_BIN:-}
 	if [[ -z $DW || -z $MEASURE ]]; then
 		echo "building dynworkflow and the measure helper..." >&2
-		(cd "$REPO" && go build -o "$WORK/dynworkflow" ./cmd/dynworkflow && go build -o "$WORK/measure" ./bench/cmd/measure)
+		(cd "$REPO" && CGO_ENABLED=0 go build -o "$WORK/dynworkflow" ./cmd/dynworkflow && go build -o "$WORK/measure" ./bench/cmd/measure)
 		DW=$WORK/dynworkflow
 		MEASURE=$WORK/measure
 	fi

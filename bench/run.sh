@@ -25,7 +25,7 @@ echo "== machine"
 echo "$(go version), $(getconf _NPROCESSORS_ONLN) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'), TMPDIR on $(df -PT "${TMPDIR:-/tmp}" 2>/dev/null | awk 'NR == 2 { print $2 }')"
 
 echo "== building"
-go build -o "$OUT/dynworkflow" ./cmd/dynworkflow
+CGO_ENABLED=0 go build -o "$OUT/dynworkflow" ./cmd/dynworkflow
 go build -o "$OUT/measure" ./bench/cmd/measure
 export DYNWORKFLOW_BIN=$OUT/dynworkflow MEASURE_BIN=$OUT/measure
 

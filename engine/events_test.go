@@ -2,6 +2,8 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,5 +28,77 @@ func TestCallPayloadBoundsPromptAndResult(t *testing.T) {
 	obj, _ := json.Marshal(map[string]string{"text": long})
 	if o := (CallPayload{}).withResult(obj); !o.Truncated || !strings.HasPrefix(string(obj), o.ResultPreview) {
 		t.Errorf("long object result: preview %.40q", o.ResultPreview)
+	}
+}
+
+// A queue gets what a subscription with the same bound gets, in the same
+// order, with the same reset after a loss; it is still readable after
+// Close, which closes Ready.
+func TestQueueDeliversAsASubscription(t *testing.T) {
+	type step struct {
+		publish int // events published before the readers take
+		take    bool
+	}
+	for _, tc := range []struct {
+		name  string
+		limit int
+		steps []step
+	}{
+		{"within the bound", 8, []step{{5, true}, {3, true}}},
+		{"a loss then a reset", 4, []step{{10, true}, {3, true}}},
+		{"full again right after the reset", 3, []step{{5, true}, {7, true}, {2, false}}},
+		{"filtered", 4, []step{{9, true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bus := NewBus(4)
+			var filter func(Event) bool
+			if tc.name == "filtered" {
+				filter = func(e Event) bool { return e.Sequence%2 == 1 }
+			}
+			sub := bus.Subscribe(tc.limit, filter)
+			q := bus.SubscribeQueue(tc.limit, filter)
+			var fromSub, fromQueue []string
+			got := func(e Event) string { return e.Type + "@" + strconv.FormatInt(e.Sequence, 10) }
+			read := func() {
+			drain:
+				for {
+					select {
+					case e, ok := <-sub.C:
+						if !ok {
+							break drain
+						}
+						fromSub = append(fromSub, got(e))
+					default:
+						break drain
+					}
+				}
+				for _, e := range q.Take() {
+					fromQueue = append(fromQueue, got(e))
+				}
+			}
+			for _, s := range tc.steps {
+				for range s.publish {
+					bus.Publish("r", EventLog, nil)
+				}
+				if s.take {
+					read()
+				}
+			}
+			sub.Close()
+			q.Close()
+			read()
+			// At most the one pending signal, then closed.
+			if _, ok := <-q.Ready(); ok {
+				if _, ok := <-q.Ready(); ok {
+					t.Error("Ready still open after Close")
+				}
+			}
+			if !slices.Equal(fromQueue, fromSub) {
+				t.Errorf("queue got\n%v\nsubscription got\n%v", fromQueue, fromSub)
+			}
+			if len(fromSub) == 0 {
+				t.Error("nothing delivered")
+			}
+		})
 	}
 }

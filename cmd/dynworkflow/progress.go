@@ -54,7 +54,7 @@ type progressView struct {
 	fd     int  // the terminal's descriptor when live
 	live   bool // redraw a region in place
 	color  bool
-	sub    *engine.Subscription // nil for a remote run
+	sub    *engine.Queue // nil for a remote run
 	logs   *logSink
 	quit   chan struct{}
 	wg     sync.WaitGroup
@@ -129,7 +129,7 @@ func newProgressView(w io.Writer, jsonMode bool, logs *logSink) *progressView {
 // subscribe takes the runtime's events from now on. Call it before the
 // run starts, so that nothing it says before its first agent is lost.
 func (v *progressView) subscribe(bus *engine.Bus) {
-	v.sub = bus.Subscribe(8192, func(e engine.Event) bool { return e.Type != engine.EventCallProgress })
+	v.sub = bus.SubscribeQueue(8192, func(e engine.Event) bool { return e.Type != engine.EventCallProgress })
 }
 
 // start shows src until stop.
@@ -179,12 +179,19 @@ func (v *progressView) measureLocked() {
 	}
 }
 
-// events is the subscription's channel, or nil (never ready) without one.
-func (v *progressView) events() <-chan engine.Event {
+// ready is the queue's signal, or nil (never ready) without one.
+func (v *progressView) ready() <-chan struct{} {
 	if v.sub == nil {
 		return nil
 	}
-	return v.sub.C
+	return v.sub.Ready()
+}
+
+// take applies the events waiting.
+func (v *progressView) take() {
+	for _, e := range v.sub.Take() {
+		v.local(e)
+	}
 }
 
 func (v *progressView) loop() {
@@ -200,11 +207,11 @@ func (v *progressView) loop() {
 		case <-v.quit:
 			v.drain()
 			return
-		case e, ok := <-v.events():
+		case _, ok := <-v.ready():
+			v.take()
 			if !ok {
 				return
 			}
-			v.local(e)
 		case <-v.winch:
 			v.mu.Lock()
 			v.resizeLocked()
@@ -222,16 +229,8 @@ func (v *progressView) loop() {
 }
 
 func (v *progressView) drain() {
-	for {
-		select {
-		case e, ok := <-v.events():
-			if !ok {
-				return
-			}
-			v.local(e)
-		default:
-			return
-		}
+	if v.sub != nil {
+		v.take()
 	}
 }
 
