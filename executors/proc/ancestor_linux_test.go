@@ -115,11 +115,19 @@ func startTree(t *testing.T, alone bool, script string, env ...string) *tree {
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	// Not cmd.StdoutPipe: Wait closes that once the ancestor has exited,
+	// and the runtime, which shares it, would die of SIGPIPE at its next
+	// line, not of its ancestor's death. Ours is read until every writer
+	// is gone.
+	out, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		out.Close()
 		t.Fatal(err)
 	}
 	tr := &tree{t: t, top: cmd, exited: make(chan struct{}), lines: make(chan string, 1024)}
@@ -135,6 +143,7 @@ func startTree(t *testing.T, alone bool, script string, env ...string) *tree {
 	}
 	tr.subreaper = sub == 1
 	go func() {
+		defer out.Close()
 		for sc.Scan() {
 			tr.lines <- sc.Text()
 		}
