@@ -413,7 +413,7 @@ func startTreeIgnoring(t *testing.T, alone bool, script string) *tree {
 // starts agents as fast as it can loses its ancestor at various moments,
 // and no agent that wrote its witness was forked after the ancestor died
 // (but for one whose start was under way: inFlight), nor wrote after the
-// runtime was gone.
+// runtime was gone, and nothing the runtime forked outlives it.
 func TestNoAgentStartsOnceTheAncestorDied(t *testing.T) {
 	dir := t.TempDir()
 	for round := range 10 {
@@ -461,6 +461,17 @@ func TestNoAgentStartsOnceTheAncestorDied(t *testing.T) {
 		}
 		if late > 0 {
 			t.Errorf("round %d: %d of %d agents were forked after the ancestor was killed", round, late, len(lines))
+		}
+		// Nothing the runtime started outlives it: not an agent, nor a
+		// child forked but not yet exec'd, still in the runtime's group.
+		left := map[string]int{}
+		for _, pid := range groupMembers(tr.runtime) {
+			if pid != tr.runtime {
+				left[fmt.Sprintf("child %d in the runtime's group", pid)] = pid
+			}
+		}
+		if len(left) > 0 {
+			waitAllGone(t, goneAt, left)
 		}
 	}
 }

@@ -104,8 +104,7 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 	if err != nil {
 		return Exit{}, startError(spec.Path, err)
 	}
-	pid := c.p.Pid
-	noteAgent(pid, true)
+	pid := c.p.Pid // noted as an agent by its start
 	entry, regErr := spec.Registry.add(pid, spec.Name, forked[0], forked[1])
 	if regErr != nil {
 		log.Warn("cannot record the child in the registry", "pid", pid, "err", regErr)

@@ -44,6 +44,11 @@ type lineage struct {
 	// may start after that, and the agents that were running were killed
 	// by us, not by their own failure.
 	down atomic.Pointer[error]
+	// starts is held for reading by each start, from its check of down
+	// to the noting of its agent, and for writing, never to be released,
+	// by goDown: a start is either refused or done, its child exec'd and
+	// noted, before the tree is frozen, and none forks after.
+	starts sync.RWMutex
 
 	mu sync.Mutex
 	// agents are the pids of the agents running, in a runtime.
@@ -202,29 +207,60 @@ func watchLifeline(lifeline *os.File) {
 // wait for its children), or by none that matters (an orphan we adopted,
 // which only our reaper waits for). Last we kill ourselves, and our agents
 // die with us, of their Pdeathsig, stopped as they are.
+//
+// Starts under way are let finish first, and no other may begin: without
+// that, a start whose check passed just before down was set could fork
+// after the walks of the tree, its agent running unseen while we die.
+//
+// The quick walk down the children files misses a child now and then:
+// the kernel reads a children file a pid at a time, by position in the
+// list, and a child reaped meanwhile (an agent that just exited, by its
+// Run) shifts the rest by one. A missed agent ran on, unfrozen, until its
+// spawner thread was gone; a missed child not yet exec'd (before the lock
+// above) was left stopped for ever, its Pdeathsig not yet set. So the
+// freeze ends only when one reading of the whole of /proc, in pid order
+// and blind to exits, finds nothing below us running, and that reading
+// is the one whose non-agents are killed.
 func goDown() {
+	us.starts.Lock()
 	self := os.Getpid()
-	if len(liveDescendantsOf(self)) == 0 {
+	if len(scanDescendantsOf(self)) == 0 {
 		_ = syscall.Kill(self, syscall.SIGKILL) // nothing to take along
 	}
 	deadline := time.Now().Add(freezePatience)
-	for {
+	var tree []liveChild
+	for full, settled := false, false; !settled; {
+		if full {
+			tree = scanDescendantsOf(self)
+		} else {
+			tree = liveDescendantsOf(self)
+		}
 		running := 0
-		for _, p := range liveDescendantsOf(self) {
+		for _, p := range tree {
 			if !p.stopped() {
 				_ = syscall.Kill(p.pid, syscall.SIGSTOP)
 				running++
 			}
 		}
-		// A process in the kernel (state D) stops once it leaves it; we
-		// do not wait for ever, and kill what did not stop all the same.
-		if running == 0 || time.Now().After(deadline) {
-			break
+		switch {
+		case running == 0 && full:
+			settled = true
+		case running == 0:
+			full = true
+		case time.Now().After(deadline):
+			// A process in the kernel (state D) stops once it leaves
+			// it; we do not wait for ever, and kill what did not stop
+			// all the same.
+			if !full {
+				tree = scanDescendantsOf(self)
+			}
+			settled = true
+		default:
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
 	agents := runningAgents()
-	for _, p := range liveDescendantsOf(self) {
+	for _, p := range tree {
 		if !agents[p.pid] {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}

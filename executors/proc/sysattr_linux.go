@@ -66,11 +66,16 @@ func spawnLoop(requests <-chan spawnRequest) {
 }
 
 // startUnlessDown starts a process, unless this runtime is going down
-// with its ancestor: a dead runtime starts nothing. The parent is checked
-// before the fork, and again once the child has exec'd, since the
-// ancestor may die in between; a child started in that moment is killed,
-// with its group, before it is reported started.
+// with its ancestor: a dead runtime starts nothing. The check and the
+// start hold us.starts, so goDown freezes the tree only once every start
+// is refused or done, its child exec'd and noted as an agent. The parent
+// is checked before the fork, and again once the child has exec'd, since
+// the ancestor may die in between, before the runtime has seen it; a
+// child started in that moment is killed, with its group, before it is
+// reported started.
 func startUnlessDown(path string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+	us.starts.RLock()
+	defer us.starts.RUnlock()
 	if err := downErr(); err != nil {
 		return nil, err
 	}
@@ -86,6 +91,7 @@ func startUnlessDown(path string, argv []string, attr *os.ProcAttr) (*os.Process
 		_, _ = p.Wait()
 		return nil, errAncestorDied{pid: int(us.ancestor.Load())}
 	}
+	noteAgent(p.Pid, true)
 	return p, nil
 }
 
