@@ -90,7 +90,7 @@ const fanout24 = `export const meta = { name: 'faults', description: 'a fan-out 
 return await parallel(Array.from({ length: 24 }, (_, i) => () => agent((i === 13 ? 'fragile ' : 'task ') + i, { retries: 0 })))
 `
 
-// Issue 23, item 3: a fault of ours (the supervisor died, descriptors ran
+// Issue 23, item 3: a fault of ours (our ancestor died, descriptors ran
 // out, a pipe or a spawn failed) is never an agent's terminal failure.
 // While it lasts a call is retried, without using up the agent's own
 // retries (here none); once it lifts every call is answered.
@@ -125,14 +125,14 @@ func TestInfrastructureFaultThatLifts(t *testing.T) {
 // journaled as failed, and resume, once the fault is fixed, completes the
 // run without paying for any answer twice.
 func TestInfrastructureFaultThatPersistsPauses(t *testing.T) {
-	exec := newFaulty(executors.Infrastructure, "the supervisor is gone", -1)
+	exec := newFaulty(executors.Infrastructure, "the runtime's ancestor is gone", -1)
 	exec.setBroken(true)
 	h := newHarnessOn(t, exec)
 	opts := testOptions()
 	opts.Executor, opts.Concurrency = "faulty", 2
 	o := h.run(h.write("faults.workflow.js", fanout24), "", opts)
 	mustStatus(t, o, engine.StatusPaused)
-	if !strings.Contains(o.PauseReason, "the supervisor is gone") || !strings.Contains(o.PauseReason, "resume") {
+	if !strings.Contains(o.PauseReason, "the runtime's ancestor is gone") || !strings.Contains(o.PauseReason, "resume") {
 		t.Errorf("pause reason %q: it must say what failed and that resume goes on", o.PauseReason)
 	}
 	if o.Stats.Failed != 0 {

@@ -64,7 +64,7 @@ return await parallel(Array.from({ length: 8 }, (_, i) => () => agent('`+fakemod
 }
 
 // orphanGrace is how long the processes under a killed dynworkflow may
-// take to die. The supervisor kills them at once; this only bounds the
+// take to die. What is left of dynworkflow kills them at once; this only bounds the
 // wait, which a loaded machine stretches: a process left behind would
 // sleep its 300 s.
 const orphanGrace = 30 * time.Second

@@ -17,7 +17,7 @@ return (await parallel(['a', 'b', 'c', 'd'].map(p => () => agent('say ' + p)))).
 `
 
 // Issue 23, Must-show 6, with the real Pi CLI against the fake model
-// server refusing with 429 until a reset 5 s ahead. A first run meets the
+// server refusing with 429 until a reset 15 s ahead. A first run meets the
 // limit: only the requests it had under way (its concurrency) reach the
 // server, and it parks, "waiting for quota until HH:MM:SS", exit 2. Two
 // more runs, in two more processes, park at once without a request: the
