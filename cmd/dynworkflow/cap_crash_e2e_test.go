@@ -35,6 +35,7 @@ def main(args):
 // once). Starlark branches used to start in the order goroutines won a
 // lock, so the cap fell on other branches after the resume.
 func TestCrashResumeUnderAgentCap(t *testing.T) {
+	t.Parallel()
 	rounds := testsize.Of(20, 6)
 	// Slow enough that a kill after 1-6 answers comes well before the
 	// 21st, which meets the cap, even on a busy machine.

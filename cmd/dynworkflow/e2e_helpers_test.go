@@ -9,12 +9,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +42,12 @@ const (
 
 func TestMain(m *testing.M) {
 	unignoreSignals()
+	// A race-enabled program sleeps a second as it exits, to let its last
+	// races be reported: every dynworkflow, runtime, worker and companion
+	// a test starts, which each set up env does not reach, would pay it.
+	if _, set := os.LookupEnv("GORACE"); !set {
+		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	os.Exit(testMain(m))
 }
 
@@ -80,7 +88,23 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
+	runMoreInParallel()
 	return m.Run()
+}
+
+// runMoreInParallel raises go test's -parallel, unless it was given, from
+// GOMAXPROCS to twice that. A test here spends most of its time
+// waiting on the processes it started (a dead endpoint's 30 s, a quota's
+// reset, agents at a gate), not on a CPU: at two at a time on two CPUs the
+// package came near go test's 10-minute timeout on a loaded machine,
+// mostly idle.
+func runMoreInParallel() {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", fmt.Sprint(2*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // buildBinary builds the command into out, with -race when the tests run

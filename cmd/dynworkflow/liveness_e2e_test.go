@@ -45,6 +45,7 @@ return await agent('say hi', { label: 'greeter' })
 // with its retries off as in the other tests, gives up at once with
 // "Connection error." and is retried by the call policy.
 func TestDeadEndpointPausesEachCLI(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cli, executor string
 		flags         []string
@@ -131,6 +132,7 @@ func TestDeadEndpointPausesEachCLI(t *testing.T) {
 // progress for the idle timeout is stopped and retried, and one that
 // keeps failing to connect pauses the run as unavailable.
 func TestLivenessOnACommandExecutor(t *testing.T) {
+	t.Parallel()
 	t.Run("idle", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)

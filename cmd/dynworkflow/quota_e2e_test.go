@@ -25,6 +25,7 @@ return (await parallel(['a', 'b', 'c', 'd'].map(p => () => agent('say ' + p)))).
 // processes then wait for the reset and complete every run, each call
 // answered once: no retry storm, nothing paid twice.
 func TestQuotaIsSharedByRunsInProcesses(t *testing.T) {
+	t.Parallel()
 	clitest.Binary(t, clitest.Pi)
 	srv, err := fakemodel.Start(fakemodel.Options{})
 	if err != nil {

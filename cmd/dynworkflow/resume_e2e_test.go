@@ -82,7 +82,7 @@ return await parallel([0, 1, 2, 3, 4].map(i => async () => {
 `
 }
 
-const latency = "5ms..40ms"
+const latency = "50ms..150ms"
 
 // crashCase is one crash-resume scenario.
 type crashCase struct {
