@@ -37,7 +37,7 @@ var temporalDev temporaltest.Shared
 // the Temporal SDK with -race takes minutes, too long for a test.
 var companion = sync.OnceValues(func() (string, error) {
 	path := filepath.Join(filepath.Dir(binPath), "dynworkflow-temporal")
-	return path, buildBinary(path, "temporal")
+	return path, buildBinary(path, raceEnabled, "temporal")
 })
 
 // companionCompiled reports whether a prebuild ran, which compiled the

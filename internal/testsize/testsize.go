@@ -1,16 +1,18 @@
 // Package testsize sizes the heaviest torture tests (kill loops, corruption
-// sweeps): full size under CI=true, where .ci/run runs every test, and a
-// smaller sample otherwise, so that `go test -race ./...` on a small or
-// busy machine stays well inside go test's timeout. A test keeps every
-// check on its sample, which is drawn afresh each run and can still fail;
-// DYNWORKFLOW_TEST_SIZE=full asks for the full size anywhere.
+// sweeps): a smaller sample by default, so that `go test -race ./...` on a
+// small or busy machine stays well inside go test's timeout, and the full
+// size under DYNWORKFLOW_TEST_SIZE=full, which .ci/run sets for a second
+// pass over these tests alone, with a longer timeout. A test keeps every
+// check on its sample, which is drawn afresh each run and can still fail.
+// CI=true does not imply the full size: beside the rest of the suite it
+// took the CLI package past the 10-minute timeout on 2 CPUs.
 package testsize
 
 import "os"
 
 // Full reports whether tests run at full size.
 func Full() bool {
-	return os.Getenv("CI") == "true" || os.Getenv("DYNWORKFLOW_TEST_SIZE") == "full"
+	return os.Getenv("DYNWORKFLOW_TEST_SIZE") == "full"
 }
 
 // Of returns full at full size, else sample.
