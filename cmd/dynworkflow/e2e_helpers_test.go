@@ -43,8 +43,9 @@ const (
 func TestMain(m *testing.M) {
 	unignoreSignals()
 	// A race-enabled program sleeps a second as it exits, to let its last
-	// races be reported: every dynworkflow, runtime, worker and companion
-	// a test starts, which each set up env does not reach, would pay it.
+	// races be reported. An env's commands are told not to; this reaches
+	// the other processes a test starts (workers, the companion, ours
+	// started by the Node runtime's CLI).
 	if _, set := os.LookupEnv("GORACE"); !set {
 		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
