@@ -21,11 +21,10 @@ import (
 // cancelled by a pause gives none, and runs again on resume.
 type bigAnswers struct {
 	size int
-	mu   sync.Mutex
-	runs map[string]int
+	runCounts
 }
 
-func newBigAnswers(size int) *bigAnswers { return &bigAnswers{size: size, runs: map[string]int{}} }
+func newBigAnswers(size int) *bigAnswers { return &bigAnswers{size: size} }
 
 func (b *bigAnswers) Name() string { return "big" }
 
@@ -38,9 +37,7 @@ func (b *bigAnswers) Run(ctx context.Context, req executors.Request, _ executors
 			return executors.Result{}, ctx.Err()
 		}
 	}
-	b.mu.Lock()
-	b.runs[req.Prompt]++
-	b.mu.Unlock()
+	b.count(req.Prompt)
 	text := bigText(req.Prompt, b.size)
 	return executors.Result{Text: text, Usage: executors.Usage{InputTokens: 1, OutputTokens: int64(b.size / 4)},
 		History: []executors.HistoryItem{{Kind: "message", Role: "assistant", Text: text}}}, nil
@@ -52,13 +49,29 @@ func bigText(prompt string, size int) string {
 	return strings.Repeat(hex.EncodeToString(sum[:]), size/64+1)[:size]
 }
 
-func (b *bigAnswers) ranTwice() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// runCounts counts an executor's runs by key: what was paid for.
+type runCounts struct {
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+func (r *runCounts) count(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs == nil {
+		r.runs = map[string]int{}
+	}
+	r.runs[key]++
+}
+
+// ranTwice lists the keys that ran more than once.
+func (r *runCounts) ranTwice() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var out []string
-	for p, n := range b.runs {
+	for k, n := range r.runs {
 		if n > 1 {
-			out = append(out, fmt.Sprintf("%q ran %d times", p, n))
+			out = append(out, fmt.Sprintf("%q ran %d times", k, n))
 		}
 	}
 	return out
@@ -122,31 +135,16 @@ func TestLargeAnswersResume(t *testing.T) {
 // attempt: what was paid for.
 type counting struct {
 	executors.Executor
-	mu   sync.Mutex
-	runs map[string]int
+	runCounts
 }
 
 func newCounting() *counting {
-	return &counting{Executor: simulate.New(simulate.Config{}), runs: map[string]int{}}
+	return &counting{Executor: simulate.New(simulate.Config{})}
 }
 
 func (c *counting) Run(ctx context.Context, req executors.Request, o executors.Observer) (executors.Result, error) {
-	c.mu.Lock()
-	c.runs[fmt.Sprintf("%s #%d", req.Prompt, req.Attempt)]++
-	c.mu.Unlock()
+	c.count(fmt.Sprintf("%s #%d", req.Prompt, req.Attempt))
 	return c.Executor.Run(ctx, req, o)
-}
-
-func (c *counting) ranTwice() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for p, n := range c.runs {
-		if n > 1 {
-			out = append(out, fmt.Sprintf("%q ran %d times", p, n))
-		}
-	}
-	return out
 }
 
 // rollScript makes calls of every kind an execution can hand on to the one
