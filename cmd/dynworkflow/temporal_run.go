@@ -240,9 +240,7 @@ follow:
 			continue
 		case <-tick.C:
 		}
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		next, err := c.State(qctx, e.RunID)
-		cancel()
+		next, err := queryState(ctx, c, e.RunID)
 		if err != nil {
 			if msg := err.Error(); msg != lastErr {
 				view.note("waiting for a worker on task queue " + c.Config().TaskQueue + ": " + msg)

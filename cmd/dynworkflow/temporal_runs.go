@@ -33,6 +33,17 @@ func (a *app) newTemporalPool(onDialError func(temporal.Config, error)) *tempora
 		onDialError: onDialError}
 }
 
+// queryState asks a Temporal run's state, for at most queryPatience: the
+// query is answered by a worker, which may be busy or gone.
+func queryState(ctx context.Context, c *temporal.Client, runID string) (temporal.State, error) {
+	ctx, cancel := context.WithTimeout(ctx, queryPatience)
+	defer cancel()
+	return c.State(ctx, runID)
+}
+
+// queryPatience bounds one query of a run's state.
+const queryPatience = 5 * time.Second
+
 // get is the client of cfg's server, dialled on first use.
 func (p *temporalPool) get(ctx context.Context, cfg temporal.Config) (*temporal.Client, error) {
 	if err, ok := p.failed[cfg]; ok {
@@ -199,9 +210,7 @@ func (a *app) temporalCheckpoints(ctx context.Context) ([]web.Checkpoint, map[st
 		if err != nil {
 			continue
 		}
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		st, err := c.State(qctx, e.RunID)
-		cancel()
+		st, err := queryState(ctx, c, e.RunID)
 		if err != nil {
 			continue
 		}

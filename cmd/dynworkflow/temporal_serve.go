@@ -228,9 +228,7 @@ func (w *temporalWatch) poll(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		st, err := c.State(qctx, e.RunID)
-		cancel()
+		st, err := queryState(ctx, c, e.RunID)
 		if err != nil {
 			continue
 		}
