@@ -113,7 +113,7 @@ func (c *agentCall) runLive() {
 	}
 	started := time.Now()
 	c.dir = r.rt.cfg.Cwd
-	var iso *isolated
+	var iso *Isolated
 	if c.Opts.Isolation == "worktree" && !r.rt.cfg.NoWorktrees {
 		var err error
 		if iso, err = c.isolate(ctx); err != nil {
@@ -121,7 +121,7 @@ func (c *agentCall) runLive() {
 			c.isolationFailed(err, started)
 			return
 		}
-		c.dir = iso.dir
+		c.dir = iso.WorkDir()
 	}
 	r.running.Add(1)
 	r.controls.Store(c.Path, c)
@@ -133,12 +133,13 @@ func (c *agentCall) runLive() {
 	if iso != nil {
 		// Durable before the agent runs: recovery commits the edits in a
 		// worktree only when the journal says an agent ran there.
-		rec.Worktree = &iso.info
+		info := iso.Info()
+		rec.Worktree = &info
 		if err := r.appendSync(context.WithoutCancel(ctx), rec); err != nil {
 			r.running.Add(-1)
 			c.freeSlot()
 			r.fail(fmt.Errorf("journal call %s: %w", c.Path, err))
-			_ = iso.tree.Remove(context.WithoutCancel(ctx), iso.info.Base, true)
+			_ = iso.Remove(ctx, info.Base)
 			c.settle(nil, err)
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,11 @@ const (
 	worktreeRemoved = "removed"
 )
 
+// Kept says the branch holds the agent's edits, and Removed that the agent
+// changed nothing and the worktree is gone.
+func (w *Worktree) Kept() bool    { return w.Status == worktreeKept }
+func (w *Worktree) Removed() bool { return w.Status == worktreeRemoved }
+
 // Stat is the diff stat in words.
 func (w *Worktree) Stat() worktree.Stat {
 	return worktree.Stat{Files: w.Files, Insertions: w.Insertions, Deletions: w.Deletions}
@@ -70,7 +76,7 @@ type KeptWorktree struct {
 // ErrIsolationUnavailable is the cause of a pause when a call asks for a
 // worktree in a project where there can be none: git is missing, the
 // project is not a git working tree, or it has no commit yet.
-var ErrIsolationUnavailable = errors.New("worktree isolation is unavailable")
+var ErrIsolationUnavailable = callpolicy.ErrIsolationUnavailable
 
 // CodeIsolationUnavailable is the code of ErrIsolationUnavailable.
 const CodeIsolationUnavailable = callpolicy.CodeIsolationUnavailable
@@ -113,9 +119,10 @@ func (rt *Runtime) repo(ctx context.Context) (*worktree.Repo, error) {
 	return repo, nil
 }
 
-// unavailable turns the errors that mean "no worktree can ever be made
-// here" into what the user must do about them; other errors pass.
-func unavailable(err error, cwd string) (string, bool) {
+// IsolationUnavailable turns the errors that mean "no worktree can ever
+// be made in project directory cwd" into what the user must do about
+// them; other errors pass.
+func IsolationUnavailable(err error, cwd string) (string, bool) {
 	switch {
 	case errors.Is(err, worktree.ErrGitMissing):
 		return "agent(): isolation: 'worktree' needs git, and there is no git binary on PATH; install git (or drop the isolation option) and resume", true
@@ -127,30 +134,42 @@ func unavailable(err error, cwd string) (string, bool) {
 	return "", false
 }
 
-// isolated is the worktree of one live call.
-type isolated struct {
+// Isolated is the git worktree an isolated agent call runs in, from its
+// making to what became of it. The local engine makes one per call; a
+// Temporal worker makes one per attempt, since each attempt may run on
+// another worker.
+type Isolated struct {
 	tree *worktree.Tree
 	dir  string // where the agent works
 	info Worktree
+	// leftover: a process that died while the agent ran left it, so a
+	// stale index.lock in it is the dead agent's.
+	leftover bool
 }
 
-// isolate creates the call's worktree from the project's current HEAD.
-func (c *agentCall) isolate(ctx context.Context) (*isolated, error) {
-	r := c.run
-	repo, err := r.rt.repo(ctx)
-	var base string
-	if err == nil {
-		base, err = repo.Head(ctx)
-	}
+// IsolationSpec says where a call's worktree goes and what its commits
+// say.
+type IsolationSpec struct {
+	// Parent is the directory the worktree is made in.
+	Parent string
+	RunID  string
+	Path   string
+	Label  string
+}
+
+// Isolate makes a call's worktree, on a branch of its own, at the commit
+// the project's checkout is on.
+func Isolate(ctx context.Context, repo *worktree.Repo, spec IsolationSpec) (*Isolated, error) {
+	base, err := repo.Head(ctx)
 	if err != nil {
 		return nil, err
 	}
 	tree, err := repo.Add(ctx, worktree.AddSpec{
-		Parent:       r.rt.store.WorktreesDir(r.id),
-		Name:         worktreeName(c.Opts.Label, c.Path),
-		BranchPrefix: branchRoot + r.id + "/",
+		Parent:       spec.Parent,
+		Name:         worktreeName(spec.Label, spec.Path),
+		BranchPrefix: branchRoot + spec.RunID + "/",
 		Base:         base,
-		Reason:       fmt.Sprintf("dynworkflow: run %s, call %s", r.id, c.Path),
+		Reason:       fmt.Sprintf("dynworkflow: run %s, call %s", spec.RunID, spec.Path),
 	})
 	if err != nil {
 		return nil, err
@@ -160,52 +179,112 @@ func (c *agentCall) isolate(ctx context.Context) (*isolated, error) {
 		_ = tree.Remove(context.WithoutCancel(ctx), base, true)
 		return nil, err
 	}
-	return &isolated{tree: tree, dir: dir, info: Worktree{Status: worktreeActive, Dir: tree.Dir, Branch: tree.Branch, Base: base}}, nil
+	return &Isolated{tree: tree, dir: dir, info: Worktree{Status: worktreeActive, Dir: tree.Dir, Branch: tree.Branch, Base: base}}, nil
 }
 
-// isolationFailed settles a call whose worktree could not be made: the run
-// pauses when no worktree can be made in this project at all, and the call
-// fails (null, with the reason in show and a logged error) otherwise. The
-// agent never runs in the shared checkout instead.
+// Leftover attaches to the worktree, described by info, that an agent was
+// running in when its process died, so that it can be settled.
+func Leftover(repo *worktree.Repo, info Worktree) *Isolated {
+	return &Isolated{tree: repo.Attach(info.Dir, info.Branch, info.Base), dir: info.Dir, info: info, leftover: true}
+}
+
+// WorkDir is where the agent works: the project directory's place in the
+// worktree.
+func (iso *Isolated) WorkDir() string { return iso.dir }
+
+// Info is the worktree while its agent runs.
+func (iso *Isolated) Info() Worktree { return iso.info }
+
+// Settle commits what the agent left in the worktree and says what became
+// of it; interrupted says the agent did not finish. It runs whatever the
+// state of ctx, within settleTimeout: a pause or a stop must not leave
+// edits only in a directory. A worktree whose edits could not be
+// committed is kept as it is, and the error says why.
+func (iso *Isolated) Settle(ctx context.Context, spec IsolationSpec, interrupted bool, log *slog.Logger) (*Worktree, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	info := iso.info
+	info.Interrupted = interrupted
+	if iso.leftover {
+		clearStaleIndexLock(iso.tree, log)
+	}
+	out, err := iso.tree.Settle(ctx, commitMessage(spec.RunID, spec.Path, spec.Label, info.Base, interrupted))
+	return settledInfo(info, out, err), err
+}
+
+// Remove deletes the worktree and its branch, which must be at head: the
+// worktree of an agent that changed nothing.
+func (iso *Isolated) Remove(ctx context.Context, head string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	// Forced: Settle just found it clean, and a second check by git would
+	// read every file again.
+	return iso.tree.Remove(ctx, head, true)
+}
+
+// isolate makes the call's worktree in the run's worktree directory.
+func (c *agentCall) isolate(ctx context.Context) (*Isolated, error) {
+	r := c.run
+	repo, err := r.rt.repo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Isolate(ctx, repo, c.isolationSpec())
+}
+
+func (c *agentCall) isolationSpec() IsolationSpec {
+	return IsolationSpec{Parent: c.run.rt.store.WorktreesDir(c.run.id), RunID: c.run.id, Path: c.Path, Label: c.Opts.Label}
+}
+
+// IsolationError is what becomes of a call whose worktree could not be
+// made in project directory cwd: the run pauses (a callpolicy error with
+// ErrIsolationUnavailable) when no worktree can be made there at all, and
+// the call fails otherwise. The agent never runs in the shared checkout
+// instead.
+func IsolationError(err error, cwd string) error {
+	if msg, ok := IsolationUnavailable(err, cwd); ok {
+		return callpolicy.IsolationUnavailableError(msg)
+	}
+	return &executors.Error{Class: executors.Terminal, Message: "agent(): could not create its git worktree (isolation: 'worktree')", Err: err}
+}
+
+// isolationFailed settles a call whose worktree could not be made, as
+// IsolationError says.
 func (c *agentCall) isolationFailed(err error, started time.Time) {
 	r := c.run
 	if c.ctx.Err() != nil {
 		c.settle(nil, context.Cause(c.ctx))
 		return
 	}
-	if msg, ok := unavailable(err, r.rt.cfg.Cwd); ok {
+	ierr := IsolationError(err, r.rt.cfg.Cwd)
+	if errors.Is(ierr, ErrIsolationUnavailable) {
 		// The pause says it, with what to do, wherever the run's end is
 		// shown; the journal notes once where it happened. A log line and
 		// an event on top said it three times over, once as a raw Go log
 		// line, and again for each isolated call of a fan-out.
+		msg := ierr.Error()
 		r.rt.log.Debug("isolation unavailable: pausing the run", "run", r.id, "call", c.Path, "err", err)
 		if r.isolationLost.CompareAndSwap(false, true) {
 			r.append(&record{Type: recLog, Path: c.Path, Level: "error", Message: msg})
 		}
 		r.pauseFor(msg)
-		c.settle(nil, newError(CodeIsolationUnavailable, ErrIsolationUnavailable, msg))
+		c.settle(nil, ierr)
 		return
 	}
 	r.rt.log.Error("could not create the worktree of an isolated call", "run", r.id, "call", c.Path, "err", err)
-	c.fail(callpolicy.Outcome{Kind: callpolicy.GaveUp, Err: &executors.Error{Class: executors.Terminal,
-		Message: "agent(): could not create its git worktree (isolation: 'worktree')", Err: err}}, started, nil)
+	c.fail(callpolicy.Outcome{Kind: callpolicy.GaveUp, Err: ierr}, started, nil)
 }
 
 // settleWorktree commits what the agent left in its worktree and says
-// what became of it. It runs whatever the run's state: a pause or a stop
-// must not leave edits only in a directory.
-func (c *agentCall) settleWorktree(iso *isolated, interrupted bool) *Worktree {
+// what became of it.
+func (c *agentCall) settleWorktree(iso *Isolated, interrupted bool) *Worktree {
 	r := c.run
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), settleTimeout)
-	defer cancel()
-	info := iso.info
-	info.Interrupted = interrupted
-	out, err := iso.tree.Settle(ctx, commitMessage(r.id, c.Path, c.Opts.Label, info.Base, interrupted))
+	info, err := iso.Settle(c.ctx, c.isolationSpec(), interrupted, r.rt.log)
 	if err != nil {
 		r.rt.log.Error("could not commit an isolated agent's edits; its worktree is kept as the agent left it",
 			"run", r.id, "worktree", info.Dir, "err", err)
 	}
-	return settledInfo(info, out, err)
+	return info
 }
 
 // settledInfo fills in info from a Settle outcome. A worktree whose edits
@@ -228,7 +307,7 @@ func settledInfo(info Worktree, out worktree.Outcome, err error) *Worktree {
 // remove is removed in the background once the record is durable, so that
 // a crash in the middle of the removal is finished by recovery, not taken
 // for an agent's deletions.
-func (c *agentCall) journalWorktree(iso *isolated, info *Worktree) {
+func (c *agentCall) journalWorktree(iso *Isolated, info *Worktree) {
 	r := c.run
 	rec := &record{Type: recWorktree, Path: c.Path, Kind: "agent", Fingerprint: c.FP, Worktree: info}
 	if info.Status != worktreeRemoved {
@@ -246,11 +325,7 @@ func (c *agentCall) journalWorktree(iso *isolated, info *Worktree) {
 			defer r.teardown.Done()
 			r.rt.iso.removals <- struct{}{}
 			defer func() { <-r.rt.iso.removals }()
-			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-			defer cancel()
-			// Forced: Settle just found it clean, and a second check by git
-			// would read every file again.
-			if err := iso.tree.Remove(ctx, info.Head, true); err != nil {
+			if err := iso.Remove(context.Background(), info.Head); err != nil {
 				r.rt.log.Warn("remove an unchanged worktree", "run", r.id, "worktree", info.Dir, "err", err)
 			}
 		}()
@@ -391,9 +466,9 @@ func (rt *Runtime) salvageDir(ctx context.Context, repo *worktree.Repo, runID, d
 func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, runID, dir string, tr *worktreeTrail, add func(context.Context, *record) error) error {
 	info := *tr.started
 	info.Interrupted = true
-	tree := repo.Attach(dir, info.Branch, info.Base)
 	var out worktree.Outcome
 	var err error
+	var settled *Worktree
 	if _, serr := os.Stat(dir); serr != nil {
 		// Only the branch is left; the agent may have committed on it.
 		heads, herr := repo.BranchHeads(ctx, info.Branch)
@@ -408,21 +483,21 @@ func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, 
 		if out.Changed {
 			out.Stat, err = repo.DiffStat(ctx, info.Base, out.Head)
 		}
+		settled = settledInfo(info, out, err)
 	} else {
-		clearStaleIndexLock(ctx, tree, rt)
-		out, err = tree.Settle(ctx, commitMessage(runID, tr.path, "", info.Base, true))
+		info.Dir = dir
+		settled, err = Leftover(repo, info).Settle(ctx, IsolationSpec{RunID: runID, Path: tr.path}, true, rt.log)
 	}
 	if err != nil {
 		rt.log.Error("could not commit the edits of an interrupted isolated call; its worktree is kept as the agent left it",
 			"run", runID, "worktree", dir, "err", err)
 	}
-	settled := settledInfo(info, out, err)
 	if err := add(ctx, &record{Type: recWorktree, Path: tr.path, Kind: "agent", Fingerprint: tr.fp, Worktree: settled}); err != nil {
 		return err
 	}
 	tr.settled = settled
 	if settled.Status == worktreeRemoved {
-		return tree.Remove(ctx, settled.Head, true)
+		return repo.Attach(dir, info.Branch, info.Base).Remove(ctx, settled.Head, true)
 	}
 	rt.log.Warn("kept the partial edits of an interrupted isolated call", "run", runID, "call", tr.path, "branch", settled.Branch)
 	return nil
@@ -431,14 +506,14 @@ func (rt *Runtime) salvageInterrupted(ctx context.Context, repo *worktree.Repo, 
 // clearStaleIndexLock removes an index.lock an agent's git left in its
 // worktree when it was killed with it: nothing else uses that worktree,
 // and the lock would make committing its edits fail.
-func clearStaleIndexLock(ctx context.Context, tree *worktree.Tree, rt *Runtime) {
+func clearStaleIndexLock(tree *worktree.Tree, log *slog.Logger) {
 	gitDir, err := tree.GitDir()
 	if err != nil {
 		return
 	}
 	lock := filepath.Join(gitDir, "index.lock")
 	if err := os.Remove(lock); err == nil {
-		rt.log.Warn("removed a stale index.lock from an interrupted agent's worktree", "lock", lock)
+		log.Warn("removed a stale index.lock from an interrupted agent's worktree", "lock", lock)
 	}
 }
 

@@ -63,7 +63,7 @@ func (rt *Runtime) Worktrees(ctx context.Context, id string) ([]WorktreeState, e
 	}
 	repo, err := rt.repo(ctx)
 	if err != nil {
-		if _, ok := unavailable(err, rt.cfg.Cwd); ok && !rt.hasWorktreeDirs(id) {
+		if _, ok := IsolationUnavailable(err, rt.cfg.Cwd); ok && !rt.hasWorktreeDirs(id) {
 			return nil, nil // no git, and nothing was ever kept here
 		}
 		return nil, err

@@ -224,6 +224,12 @@ func (c *Call) RunLive(ctx context.Context, l Launcher) Outcome {
 			l.Retrying(Retry{Attempt: o.Attempts, Class: "restarted", Err: res.Err})
 			continue
 		}
+		if errors.Is(res.Err, ErrIsolationUnavailable) {
+			// No worktree could be made where the attempt ran: the agent
+			// never ran, and never runs in the shared checkout instead.
+			o.Kind, o.PauseReason, o.Err = Paused, res.Err.Error(), res.Err
+			return o
+		}
 		var sv *SchemaViolation
 		if errors.As(res.Err, &sv) {
 			repairs++

@@ -37,6 +37,11 @@ var (
 	// ErrCallRestarted ends an attempt the user restarted: the call runs
 	// again at once, and what the attempt cost stays counted.
 	ErrCallRestarted = errors.New("agent call restarted by the user")
+	// ErrIsolationUnavailable is a call that asked for a worktree where
+	// none can be made (no git, no repository, no commit, or a worker
+	// without the project): the run pauses, and the call runs again on
+	// resume.
+	ErrIsolationUnavailable = errors.New("worktree isolation is unavailable")
 )
 
 // The codes scripts see as error.code, and runs record with their error:
@@ -205,6 +210,12 @@ func CheckpointAbortError(req lang.CheckpointRequest, why, where string) *Error 
 // any call; reason says which, why and the fix.
 func UnavailableError(reason string) *Error {
 	return newError(CodeExecutorUnavailable, ErrExecutorUnavailable, reason)
+}
+
+// IsolationUnavailableError is a call stopped because no worktree can be
+// made for it; reason says why and what to do.
+func IsolationUnavailableError(reason string) *Error {
+	return newError(CodeIsolationUnavailable, ErrIsolationUnavailable, reason)
 }
 
 // InfrastructureError is a call stopped by a fault of ours that outlasted

@@ -164,6 +164,18 @@ func (s *Store) WorktreesDir(runID string) string {
 	return filepath.Join(s.projectDir, "worktrees", runID)
 }
 
+// WorkerWorktreesDir is where a Temporal worker whose state root is root
+// makes the worktrees of run runID's isolated calls in the project with id
+// projectID: apart from WorktreesDir, which the local engine's recovery
+// and clean-up own, and which must never take a worktree an agent on a
+// worker is using for a deleted run's. For an invalid id it is empty.
+func WorkerWorktreesDir(root, projectID, runID string) string {
+	if ValidRunID(runID) != nil {
+		return ""
+	}
+	return filepath.Join(root, "projects", projectID, "worker-worktrees", runID)
+}
+
 // WorktreesRoot returns the directory holding every run's WorktreesDir.
 func (s *Store) WorktreesRoot() string { return filepath.Join(s.projectDir, "worktrees") }
 

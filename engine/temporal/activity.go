@@ -64,16 +64,29 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 	defer stop()
 
 	started := time.Now()
+	runID := activity.GetInfo(ctx).WorkflowExecution.ID
 	req := executors.Request{
-		RunID: activity.GetInfo(ctx).WorkflowExecution.ID, Path: in.Path, Prompt: cmp.Or(in.Ask, in.Prompt), Model: in.Model, Effort: in.Effort,
+		RunID: runID, Path: in.Path, Prompt: cmp.Or(in.Ask, in.Prompt), Model: in.Model, Effort: in.Effort,
 		AgentType: in.AgentType, Isolation: in.Isolation, Permissions: in.Permissions, Schema: in.Schema, Dir: in.Cwd,
 		Attempt: in.Attempt,
+	}
+	var tree *attemptTree
+	if in.Isolation == "worktree" {
+		if tree, err = a.isolate(ctx, runID, in); err != nil {
+			return out, err
+		}
+		req.Dir = tree.iso.WorkDir()
+		out.Earlier = tree.earlier
 	}
 	bounds := callpolicy.Bounds{Timeout: time.Duration(in.TimeoutMs) * time.Millisecond,
 		Idle: time.Duration(in.IdleTimeoutMs) * time.Millisecond, Unreachable: time.Duration(in.UnreachableMs) * time.Millisecond}
 	res := callpolicy.RunAttempt(ctx, exec, req, bounds, schema, func(executors.Progress) {})
 	out.Usage, out.Provider, out.Model = res.Result.Usage, res.Result.Provider, res.Result.Model
 	out.DurMs = time.Since(started).Milliseconds()
+	if tree != nil {
+		// Before anything else: the edits go on the branch first.
+		out.Worktree = a.settle(ctx, tree, ctx.Err() != nil)
+	}
 	if res.Err == nil {
 		if err := a.keep(&out, res.Value, res.Result.History); err != nil {
 			msg := "keep the answer: " + err.Error()
@@ -86,7 +99,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 		// down. Nothing to report but that.
 		return out, ctx.Err()
 	}
-	detail := AgentFailure{Usage: out.Usage, Message: res.Err.Error(), DurMs: out.DurMs}
+	detail := AgentFailure{Usage: out.Usage, Message: res.Err.Error(), DurMs: out.DurMs, Worktree: out.Worktree, Earlier: out.Earlier}
 	var sv *callpolicy.SchemaViolation
 	if errors.As(res.Err, &sv) {
 		detail.Reason = sv.Err.Error()

@@ -36,11 +36,6 @@ type agentCall struct {
 	waited bool
 }
 
-// errIsolationOnTemporal is the error of an agent() call that asks for a
-// worktree on this backend.
-var errIsolationOnTemporal = errors.New("agent(): isolation: 'worktree' is not available with --backend temporal: " +
-	"a worker may not have the project's git repository; run this workflow locally (without --backend temporal) or drop the option")
-
 // startAgent has the call policy fix the call (on the script's coroutine,
 // in program order), answers it from an earlier execution when the policy
 // says so, and otherwise queues it for a concurrency slot.
@@ -58,13 +53,6 @@ func (x *execution) startAgent(sc *scope, prompt string, opts lang.AgentOptions,
 		return
 	}
 	if x.settle(pc, done) {
-		return
-	}
-	if opts.Isolation == "worktree" {
-		// Never a silent fallback to a shared checkout: the worktree
-		// would have to be made on whichever worker runs the agent, from
-		// a repository that machine may not have.
-		done(nil, errIsolationOnTemporal)
 		return
 	}
 	c := &agentCall{Call: pc, done: done, batch: batch, input: AgentInput{
@@ -260,6 +248,8 @@ func agentFailure(err error) (AgentFailure, error) {
 	switch app.Type() {
 	case errSchema:
 		return f, &callpolicy.SchemaViolation{Err: errors.New(cmp.Or(f.Reason, msg))}
+	case errIsolation:
+		return f, callpolicy.IsolationUnavailableError(msg)
 	case errTransient:
 		class = executors.Transient
 	case errRateLimited:

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"sort"
@@ -104,6 +105,10 @@ func (cl *Client) buildDetail(execs []*execHistory, states []*State) *engine.Det
 			case "cancelled":
 				c.Error = "cancelled: the execution paused or stopped"
 			}
+			d.Worktrees = append(d.Worktrees, keptWorktrees(r, e.input.Epoch)...)
+			if w := cmp.Or(r.output.Worktree, r.failure.Worktree); w != nil {
+				c.Worktree = w
+			}
 			if c.Status != "running" {
 				c.EndedAt = r.ended.UTC()
 			} else {
@@ -143,6 +148,24 @@ func (cl *Client) buildDetail(execs []*execHistory, states []*State) *engine.Det
 	d.ScriptErrors = engine.SortScriptErrors(lastState.ScriptErrors)
 	d.MarkInterrupted()
 	return d
+}
+
+// keptWorktrees are the worktrees an attempt kept: its own, and those of
+// earlier attempts lost with their workers that it settled.
+func keptWorktrees(r *agentRecord, epoch int) []engine.KeptWorktree {
+	var kept []engine.KeptWorktree
+	add := func(w engine.Worktree) {
+		if w.Kept() {
+			kept = append(kept, engine.KeptWorktree{Path: r.input.Path, Label: r.input.Label, Epoch: epoch, Worktree: w})
+		}
+	}
+	for _, w := range append(r.output.Earlier, r.failure.Earlier...) {
+		add(w)
+	}
+	if w := cmp.Or(r.output.Worktree, r.failure.Worktree); w != nil {
+		add(*w)
+	}
+	return kept
 }
 
 // readBlobs fills in a call's answer and transcript that its history

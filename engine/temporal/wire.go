@@ -207,6 +207,11 @@ type AgentOutput struct {
 	Model       string                  `json:"model,omitempty"`
 	DurMs       int64                   `json:"durMs"`
 	History     []executors.HistoryItem `json:"history,omitempty"`
+	// Worktree is, for an isolated call, what became of the attempt's
+	// worktree, and Earlier what became of those that earlier attempts,
+	// lost with their workers, left.
+	Worktree *engine.Worktree  `json:"worktree,omitempty"`
+	Earlier  []engine.Worktree `json:"earlier,omitempty"`
 }
 
 // The types of the errors an agent activity fails with: the executor's
@@ -220,6 +225,9 @@ const (
 	errUnavailable    = "unavailable"
 	errInfrastructure = "infrastructure"
 	errSchema         = "schema"
+	// errIsolation is an isolated call whose worker can make no worktree
+	// in the project: the run pauses (callpolicy.ErrIsolationUnavailable).
+	errIsolation = "isolation"
 )
 
 // AgentFailure is the detail of an agent activity's failure.
@@ -238,6 +246,9 @@ type AgentFailure struct {
 	Unreachable bool `json:"unreachable,omitempty"`
 	// DurMs is how long the attempt ran.
 	DurMs int64 `json:"durMs,omitempty"`
+	// Worktree and Earlier are as in AgentOutput.
+	Worktree *engine.Worktree  `json:"worktree,omitempty"`
+	Earlier  []engine.Worktree `json:"earlier,omitempty"`
 }
 
 // ResolveInput asks a worker to find a child workflow's script.
