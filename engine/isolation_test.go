@@ -18,17 +18,6 @@ import (
 	"github.com/dynworkflow/dynworkflow/internal/gittest"
 )
 
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // gitHarness is a runtime whose project is a git repository, with a
 // "command" executor running template.
 func gitHarness(t *testing.T, template string, files map[string]string) *harness {
@@ -49,14 +38,14 @@ func gitHarness(t *testing.T, template string, files map[string]string) *harness
 
 func initRepo(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "config", "user.name", "Tester")
-	git(t, dir, "config", "user.email", "tester@example.com")
+	gittest.Git(t, dir, "init", "-q", "-b", "main")
+	gittest.Git(t, dir, "config", "user.name", "Tester")
+	gittest.Git(t, dir, "config", "user.email", "tester@example.com")
 	for name, text := range files {
 		writeTestFile(t, filepath.Join(dir, name), text)
 	}
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "first")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "first")
 }
 
 func writeTestFile(t *testing.T, path, text string) {
@@ -81,8 +70,8 @@ func checkoutState(t *testing.T, dir string) string {
 	t.Helper()
 	branch, _ := exec.Command("git", "-C", dir, "symbolic-ref", "-q", "--short", "HEAD").Output()
 	var b strings.Builder
-	b.WriteString(git(t, dir, "rev-parse", "HEAD") + " " + strings.TrimSpace(string(branch)) + "\n")
-	b.WriteString(git(t, dir, "status", "--porcelain", "--untracked-files=all") + "\n")
+	b.WriteString(gittest.Git(t, dir, "rev-parse", "HEAD") + " " + strings.TrimSpace(string(branch)) + "\n")
+	b.WriteString(gittest.Git(t, dir, "status", "--porcelain", "--untracked-files=all") + "\n")
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() && d.Name() == ".git" {
 			return filepath.SkipDir
@@ -124,7 +113,7 @@ func TestParallelIsolatedAgentsKeepTheirEditsOnTheirOwnBranches(t *testing.T) {
 	writeTestFile(t, filepath.Join(h.dir, "scratch.txt"), "untracked\n")
 	s := h.write("par.workflow.js", `export const meta = {name: "par", description: "d"}
 return await parallel([0,1,2,3,4,5,6,7].map(i => () => agent("agent " + i, {label: "writer " + i, isolation: "worktree"})))`)
-	base := git(t, h.dir, "rev-parse", "HEAD")
+	base := gittest.Git(t, h.dir, "rev-parse", "HEAD")
 	before := checkoutState(t, h.dir)
 
 	o := h.run(s, "", commandOptions())
@@ -157,13 +146,13 @@ return await parallel([0,1,2,3,4,5,6,7].map(i => () => agent("agent " + i, {labe
 		if w.Base != base || !w.Committed || w.Files != 1 || w.Insertions != 1 || w.Deletions != 1 {
 			t.Errorf("worktree %+v: want base %s, committed, 1 file +1 -1", w.Worktree, base)
 		}
-		if got := git(t, h.dir, "show", w.Branch+":shared.txt"); got != "agent "+i {
+		if got := gittest.Git(t, h.dir, "show", w.Branch+":shared.txt"); got != "agent "+i {
 			t.Errorf("%s: shared.txt = %q, want %q", w.Branch, got, "agent "+i)
 		}
-		if got := git(t, h.dir, "rev-parse", w.Branch+"^"); got != base {
+		if got := gittest.Git(t, h.dir, "rev-parse", w.Branch+"^"); got != base {
 			t.Errorf("%s: parent %s, want the base %s", w.Branch, got, base)
 		}
-		if got := git(t, h.dir, "rev-parse", w.Branch); got != w.Head {
+		if got := gittest.Git(t, h.dir, "rev-parse", w.Branch); got != w.Head {
 			t.Errorf("%s is at %s, the journal says %s", w.Branch, got, w.Head)
 		}
 	}
@@ -186,10 +175,10 @@ return await parallel([1,2,3].map(i => () => agent("look " + i, {isolation: "wor
 	if string(o.Result) != `["a","a","a"]` {
 		t.Fatalf("result %s", o.Result)
 	}
-	if got := git(t, h.dir, "branch", "--list", "dynworkflow/*"); got != "" {
+	if got := gittest.Git(t, h.dir, "branch", "--list", "dynworkflow/*"); got != "" {
 		t.Errorf("branches left: %s", got)
 	}
-	if got := git(t, h.dir, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
+	if got := gittest.Git(t, h.dir, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
 		t.Errorf("worktrees left:\n%s", got)
 	}
 	if _, err := os.Stat(h.rt.Store().WorktreesDir(o.RunID)); !os.IsNotExist(err) {
@@ -208,10 +197,10 @@ return await parallel([1,2,3].map(i => () => agent("look " + i, {isolation: "wor
 
 func TestTheBaseIsTheCommitTheUserIsOn(t *testing.T) {
 	h := gitHarness(t, `sh -c 'cat > out.txt'`, map[string]string{"a.txt": "main\n"})
-	git(t, h.dir, "checkout", "-q", "-b", "feature")
+	gittest.Git(t, h.dir, "checkout", "-q", "-b", "feature")
 	writeTestFile(t, filepath.Join(h.dir, "a.txt"), "feature\n")
-	git(t, h.dir, "commit", "-q", "-am", "on feature")
-	feature := git(t, h.dir, "rev-parse", "HEAD")
+	gittest.Git(t, h.dir, "commit", "-q", "-am", "on feature")
+	feature := gittest.Git(t, h.dir, "rev-parse", "HEAD")
 	s := h.write("one.workflow.js", `export const meta = {name: "one", description: "d"}
 return await agent("x", {label: "w", isolation: "worktree"})`)
 
@@ -224,7 +213,7 @@ return await agent("x", {label: "w", isolation: "worktree"})`)
 		if len(d.Worktrees) != 1 || d.Worktrees[0].Base != wantBase {
 			t.Fatalf("worktrees %+v, want one based on %s", d.Worktrees, wantBase)
 		}
-		if got := git(t, h.dir, "show", d.Worktrees[0].Branch+":a.txt"); got != wantA {
+		if got := gittest.Git(t, h.dir, "show", d.Worktrees[0].Branch+":a.txt"); got != wantA {
 			t.Errorf("a.txt on the branch = %q, want %q", got, wantA)
 		}
 		if after := checkoutState(t, h.dir); after != before {
@@ -234,8 +223,8 @@ return await agent("x", {label: "w", isolation: "worktree"})`)
 	// A non-default branch: its commit, not main's.
 	check(feature, "feature")
 	// A detached HEAD: the commit itself.
-	first := git(t, h.dir, "rev-parse", "main")
-	git(t, h.dir, "checkout", "-q", "--detach", first)
+	first := gittest.Git(t, h.dir, "rev-parse", "main")
+	gittest.Git(t, h.dir, "checkout", "-q", "--detach", first)
 	check(first, "main")
 }
 
@@ -259,14 +248,14 @@ return await agent("x", {isolation: "worktree"})`)
 	if string(o.Result) != `"done"` {
 		t.Errorf("result %s", o.Result)
 	}
-	if got := git(t, h.dir, "status", "--porcelain"); strings.Contains(got, "out.txt") {
+	if got := gittest.Git(t, h.dir, "status", "--porcelain"); strings.Contains(got, "out.txt") {
 		t.Errorf("the agent wrote in the main checkout: %s", got)
 	}
 }
 
 func TestAnEmptyRepositoryPausesTheRun(t *testing.T) {
 	h := gitHarness(t, `sh -c 'cat'`, nil)
-	git(t, h.dir, "init", "-q")
+	gittest.Git(t, h.dir, "init", "-q")
 	s := h.write("one.workflow.js", `export const meta = {name: "one", description: "d"}
 return await agent("x", {isolation: "worktree"})`)
 	o := h.run(s, "", commandOptions())
@@ -312,10 +301,10 @@ return await agent("x", {label: "slow", isolation: "worktree"})`)
 		t.Fatalf("kept worktrees %+v, want the interrupted call's two files, committed", d.Worktrees)
 	}
 	first := d.Worktrees[0]
-	if got := git(t, h.dir, "show", first.Branch+":b.txt"); got != "new" {
+	if got := gittest.Git(t, h.dir, "show", first.Branch+":b.txt"); got != "new" {
 		t.Errorf("b.txt on %s = %q", first.Branch, got)
 	}
-	if msg := git(t, h.dir, "log", "-1", "--format=%s", first.Branch); !strings.Contains(msg, "interrupted") {
+	if msg := gittest.Git(t, h.dir, "log", "-1", "--format=%s", first.Branch); !strings.Contains(msg, "interrupted") {
 		t.Errorf("commit message %q does not say the agent was interrupted", msg)
 	}
 
@@ -326,7 +315,7 @@ return await agent("x", {label: "slow", isolation: "worktree"})`)
 	if c.Worktree == nil || c.Worktree.Dir == first.Dir || c.Worktree.Branch == first.Branch || c.Worktree.Status != "removed" {
 		t.Fatalf("the re-run's worktree %+v, want a new one, removed as it changed nothing", c.Worktree)
 	}
-	if got := git(t, h.dir, "show", first.Branch+":a.txt"); got != "a\npartial" {
+	if got := gittest.Git(t, h.dir, "show", first.Branch+":a.txt"); got != "a\npartial" {
 		t.Errorf("the interrupted call's branch lost its edits: a.txt = %q", got)
 	}
 }
@@ -346,10 +335,10 @@ return [a, b]`)
 	one, two := d.Worktrees[0], d.Worktrees[1]
 	// The user adds a commit on one branch and deletes the other, unmerged.
 	writeTestFile(t, filepath.Join(one.Dir, "fix.txt"), "fix\n")
-	git(t, one.Dir, "add", "fix.txt")
-	git(t, one.Dir, "commit", "-q", "-m", "fix")
-	git(t, h.dir, "worktree", "remove", "--force", two.Dir)
-	git(t, h.dir, "branch", "-D", two.Branch)
+	gittest.Git(t, one.Dir, "add", "fix.txt")
+	gittest.Git(t, one.Dir, "commit", "-q", "-m", "fix")
+	gittest.Git(t, h.dir, "worktree", "remove", "--force", two.Dir)
+	gittest.Git(t, h.dir, "branch", "-D", two.Branch)
 
 	o = h.resume(o.RunID, engine.ResumeRequest{})
 	mustStatus(t, o, engine.StatusCompleted)
@@ -387,12 +376,12 @@ return await agent("x", {label: "locker", isolation: "worktree"})`)
 	if len(states) != 1 || !states[0].Leftover || !states[0].Exists || !states[0].Merged {
 		t.Fatalf("Worktrees = %+v, want the unremoved one, listed as merged (nothing on its branch)", states)
 	}
-	git(t, h.dir, "worktree", "unlock", states[0].Dir)
+	gittest.Git(t, h.dir, "worktree", "unlock", states[0].Dir)
 	res, err := h.rt.CleanWorktrees(ctx, o.RunID, nil, false)
 	if err != nil || len(res) != 1 || !res[0].Removed {
 		t.Fatalf("CleanWorktrees = %+v, %v", res, err)
 	}
-	if got := git(t, h.dir, "branch", "--list", "dynworkflow/*"); got != "" {
+	if got := gittest.Git(t, h.dir, "branch", "--list", "dynworkflow/*"); got != "" {
 		t.Errorf("branches left: %s", got)
 	}
 }

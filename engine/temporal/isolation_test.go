@@ -3,7 +3,6 @@ package temporal
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,33 +17,22 @@ import (
 	"github.com/dynworkflow/dynworkflow/internal/worktree"
 )
 
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // gitProject writes files into a new git repository with one commit, and
 // the script beside them; it returns the script's path.
 func gitProject(t *testing.T, files map[string]string, script string) string {
 	t.Helper()
 	gittest.Isolate(t)
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "config", "user.name", "Tester")
-	git(t, dir, "config", "user.email", "tester@example.com")
+	gittest.Git(t, dir, "init", "-q", "-b", "main")
+	gittest.Git(t, dir, "config", "user.name", "Tester")
+	gittest.Git(t, dir, "config", "user.email", "tester@example.com")
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "first")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "first")
 	path := filepath.Join(dir, "iso.workflow.js")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
@@ -102,8 +90,8 @@ return {edits, look}`)
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("uncommitted\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := git(t, dir, "rev-parse", "HEAD")
-	status := git(t, dir, "status", "--porcelain")
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	status := gittest.Git(t, dir, "status", "--porcelain")
 
 	in := startFile(t, c, path, "", commandOpts(), false)
 	st := wait(t, c, in.RunID)
@@ -113,7 +101,7 @@ return {edits, look}`)
 	if want := `{"edits":["committed","committed","committed"],"look":"committed"}`; string(st.Result) != want {
 		t.Fatalf("result %s, want %s: each agent starts from the HEAD commit, not the user's uncommitted edits", st.Result, want)
 	}
-	if got := git(t, dir, "status", "--porcelain"); got != status || git(t, dir, "rev-parse", "HEAD") != base {
+	if got := gittest.Git(t, dir, "status", "--porcelain"); got != status || gittest.Git(t, dir, "rev-parse", "HEAD") != base {
 		t.Fatalf("the project's checkout changed: status %q, was %q", got, status)
 	}
 	d, err := c.Detail(context.Background(), in.RunID)
@@ -131,10 +119,10 @@ return {edits, look}`)
 		if w.Base != base || !w.Committed || w.Files != 1 || w.Interrupted {
 			t.Errorf("worktree %+v: want base %s, committed, 1 file", w.Worktree, base)
 		}
-		if got := git(t, dir, "show", w.Branch+":shared.txt"); got != "agent "+i {
+		if got := gittest.Git(t, dir, "show", w.Branch+":shared.txt"); got != "agent "+i {
 			t.Errorf("%s: shared.txt = %q, want %q", w.Branch, got, "agent "+i)
 		}
-		if got := git(t, dir, "rev-parse", w.Branch); got != w.Head {
+		if got := gittest.Git(t, dir, "rev-parse", w.Branch); got != w.Head {
 			t.Errorf("%s is at %s, the run says %s", w.Branch, got, w.Head)
 		}
 	}
@@ -147,10 +135,10 @@ return {edits, look}`)
 			t.Errorf("call %s (%s): worktree %+v, want %s", call.Path, call.Label, call.Worktree, want)
 		}
 	}
-	if got := git(t, dir, "branch", "--list", "dynworkflow/*/reader*"); got != "" {
+	if got := gittest.Git(t, dir, "branch", "--list", "dynworkflow/*/reader*"); got != "" {
 		t.Errorf("the reader changed nothing, and its branch is left: %s", got)
 	}
-	if got := git(t, dir, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 4 {
+	if got := gittest.Git(t, dir, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 4 {
 		t.Errorf("want the project and the three kept worktrees, git has:\n%s", got)
 	}
 	// Nothing but the kept worktrees is left on the worker: no record of
@@ -186,16 +174,16 @@ return await agent("edit", {label: "editor", isolation: "worktree"})`)
 	branch := "dynworkflow/" + in.RunID + "/editor"
 	// The worker settles the attempt once its cancellation reaches it.
 	deadline := time.Now().Add(time.Minute)
-	for git(t, dir, "rev-parse", branch) == git(t, dir, "rev-parse", "HEAD") {
+	for gittest.Git(t, dir, "rev-parse", branch) == gittest.Git(t, dir, "rev-parse", "HEAD") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the paused agent's partial edits were not committed on %s", branch)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := git(t, dir, "show", branch+":a.txt"); got != "a\npartial" {
+	if got := gittest.Git(t, dir, "show", branch+":a.txt"); got != "a\npartial" {
 		t.Fatalf("%s: a.txt = %q, want the partial edit", branch, got)
 	}
-	if msg := git(t, dir, "log", "-1", "--format=%s", branch); !strings.Contains(msg, "interrupted") {
+	if msg := gittest.Git(t, dir, "log", "-1", "--format=%s", branch); !strings.Contains(msg, "interrupted") {
 		t.Errorf("the commit of partial edits says %q", msg)
 	}
 
@@ -206,7 +194,7 @@ return await agent("edit", {label: "editor", isolation: "worktree"})`)
 	if st.Status != engine.StatusCompleted || string(st.Result) != `"a"` {
 		t.Fatalf("after resume: %s %s %s: the call must run again from the project's commit", st.Status, st.Result, st.Error)
 	}
-	if got := git(t, dir, "show", branch+":a.txt"); got != "a\npartial" {
+	if got := gittest.Git(t, dir, "show", branch+":a.txt"); got != "a\npartial" {
 		t.Errorf("the resumed call moved the interrupted attempt's branch: a.txt = %q", got)
 	}
 }
@@ -291,7 +279,7 @@ func TestAnAttemptLostWithItsWorkerIsSettledByTheNext(t *testing.T) {
 	if !w.Kept() || !w.Interrupted || !w.Committed || w.Branch != dead.Branch {
 		t.Errorf("the dead attempt's worktree became %+v, want kept, interrupted, committed on %s", w, dead.Branch)
 	}
-	if got := git(t, dir, "show", dead.Branch+":a.txt"); got != "half done" {
+	if got := gittest.Git(t, dir, "show", dead.Branch+":a.txt"); got != "half done" {
 		t.Errorf("%s: a.txt = %q, want the dead agent's edit", dead.Branch, got)
 	}
 	if next.iso.Info().Branch == dead.Branch || next.iso.Info().Base != dead.Base {
