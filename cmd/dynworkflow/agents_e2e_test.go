@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/internal/clitest"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
 )
 
@@ -64,26 +65,26 @@ type failureGroup struct {
 
 // agentOutcome is the part of `run --json` these tests read.
 type agentOutcome struct {
-	outcome
+	e2etest.Outcome
 	Failures         []failureGroup `json:"failures"`
 	Executor         string         `json:"executor"`
 	SimulatedAnswers bool           `json:"simulatedAnswers"`
 }
 
-func (e *env) showAgents(id string) agentDetail {
-	e.t.Helper()
-	r := e.dwOK("show", id, "--json")
+func showAgents(e *e2etest.Env, id string) agentDetail {
+	e.T.Helper()
+	r := e.DWOK("show", id, "--json")
 	var d agentDetail
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-		e.t.Fatalf("show --json: %v\n%s", err, r)
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		e.T.Fatalf("show --json: %v\n%s", err, r)
 	}
 	return d
 }
 
-func parseAgentOutcome(t *testing.T, r result) agentOutcome {
+func parseAgentOutcome(t *testing.T, r e2etest.Result) agentOutcome {
 	t.Helper()
 	var o agentOutcome
-	if err := json.Unmarshal([]byte(r.stdout), &o); err != nil || o.RunID == "" {
+	if err := json.Unmarshal([]byte(r.Stdout), &o); err != nil || o.RunID == "" {
 		t.Fatalf("stdout is not a --json outcome (%v):\n%s", err, r)
 	}
 	return o
@@ -91,19 +92,19 @@ func parseAgentOutcome(t *testing.T, r result) agentOutcome {
 
 // writeConfig writes the project's executor configuration, and allows it
 // as its user would.
-func (e *env) writeConfig(v any) {
-	e.t.Helper()
+func writeConfig(e *e2etest.Env, v any) {
+	e.T.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	e.writeAllowed(".dynworkflow/executors.json", string(b))
+	e.WriteAllowed(".dynworkflow/executors.json", string(b))
 }
 
 // fakeAgents starts a fake model server and configures, in the project's
 // executor configuration, every given CLI to use it: what a user does
 // with `dynworkflow fake-model --write-config`.
-func fakeAgents(t *testing.T, e *env, clis ...string) *fakemodel.Server {
+func fakeAgents(t *testing.T, e *e2etest.Env, clis ...string) *fakemodel.Server {
 	t.Helper()
 	for _, c := range clis {
 		clitest.Binary(t, c)
@@ -131,7 +132,7 @@ func fakeAgents(t *testing.T, e *env, clis ...string) *fakemodel.Server {
 		}
 		executorsConf[name] = conf
 	}
-	e.writeConfig(map[string]any{"executors": executorsConf})
+	writeConfig(e, map[string]any{"executors": executorsConf})
 	return srv
 }
 
@@ -150,29 +151,29 @@ func TestAgentsWriteUnderTheirPolicy(t *testing.T) {
 	} {
 		t.Run(tc.executor, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
+			e := e2etest.NewEnv(t)
 			fakeAgents(t, e, tc.cli)
-			script := e.write("writer.workflow.js", writerWorkflow)
-			written := filepath.Join(e.dir, fakemodel.WriteFile)
+			script := e.Write("writer.workflow.js", writerWorkflow)
+			written := filepath.Join(e.Dir, fakemodel.WriteFile)
 			args := fmt.Sprintf(`{"marker":%q}`, fakemodel.Marker(fakemodel.Write))
 
-			o := parseOutcome(t, e.dwOK("run", script, "--json", "--executor", tc.executor, "--args", args))
+			o := e2etest.ParseOutcome(t, e.DWOK("run", script, "--json", "--executor", tc.executor, "--args", args))
 			got, err := os.ReadFile(written)
 			if err != nil || string(got) != fakemodel.WriteContent {
 				t.Fatalf("after a default-policy run, %s holds %q (%v), want %q", written, got, err, fakemodel.WriteContent)
 			}
-			if c := e.showAgents(o.RunID).Calls[0]; c.Permissions != "workspace-write" {
+			if c := showAgents(e, o.RunID).Calls[0]; c.Permissions != "workspace-write" {
 				t.Errorf("show records permissions %q, want workspace-write", c.Permissions)
 			}
 
 			if err := os.Remove(written); err != nil {
 				t.Fatal(err)
 			}
-			o = parseOutcome(t, e.dwOK("run", script, "--json", "--executor", tc.executor, "--args", args, "--permissions", "read-only"))
+			o = e2etest.ParseOutcome(t, e.DWOK("run", script, "--json", "--executor", tc.executor, "--args", args, "--permissions", "read-only"))
 			if _, err := os.Stat(written); !os.IsNotExist(err) {
 				t.Fatalf("a read-only agent wrote %s", written)
 			}
-			c := e.showAgents(o.RunID).Calls[0]
+			c := showAgents(e, o.RunID).Calls[0]
 			if c.Permissions != "read-only" {
 				t.Errorf("show records permissions %q, want read-only", c.Permissions)
 			}
@@ -204,15 +205,15 @@ return out.filter(a => a !== null).length
 // with exit 2 and the fix. Once the key is accepted again, resume
 // completes the run with every finished call replayed.
 func TestUnavailableExecutorPausesTheRun(t *testing.T) {
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	srv := fakeAgents(t, e, clitest.Codex)
-	good, _ := os.ReadFile(filepath.Join(e.dir, ".dynworkflow", "executors.json"))
+	good, _ := os.ReadFile(filepath.Join(e.Dir, ".dynworkflow", "executors.json"))
 	var conf map[string]map[string]map[string]any
 	if err := json.Unmarshal(good, &conf); err != nil {
 		t.Fatal(err)
 	}
 	conf["executors"]["codex"]["binary"] = filepath.Join(t.TempDir(), "codex-is-not-here")
-	e.writeConfig(conf)
+	writeConfig(e, conf)
 	if native := nativeCodex(); native != "" {
 		// The same Codex without its Node launcher: half the CPU a call, and
 		// this test runs a hundred of them.
@@ -220,24 +221,24 @@ func TestUnavailableExecutorPausesTheRun(t *testing.T) {
 		good, _ = json.Marshal(conf)
 		conf["executors"]["codex"]["binary"] = filepath.Join(t.TempDir(), "codex-is-not-here")
 	}
-	script := e.write("fan.workflow.js", fanOutN)
+	script := e.Write("fan.workflow.js", fanOutN)
 	// 100 agents, not the 200 this test once ran: the 401 comes after 16
 	// answers either way, and the rest only lengthened the last resume,
 	// the package's longest serial step.
 	const concurrency, agents = 8, 100
 
 	// 1. The binary is missing.
-	r := e.dw("run", script, "--json", "--executor", "codex", "--concurrency", fmt.Sprint(concurrency), "--args", fmt.Sprintf(`{"n":%d}`, agents))
-	expectCode(t, r, 2)
-	o := parseOutcome(t, r)
-	id, journal := o.RunID, e.journalPath(o.RunID)
+	r := e.DW("run", script, "--json", "--executor", "codex", "--concurrency", fmt.Sprint(concurrency), "--args", fmt.Sprintf(`{"n":%d}`, agents))
+	e2etest.ExpectCode(t, r, 2)
+	o := e2etest.ParseOutcome(t, r)
+	id, journal := o.RunID, e.JournalPath(o.RunID)
 	for _, want := range []string{"executor codex is unavailable", "codex-is-not-here not found", "Fix: install Codex"} {
 		if !strings.Contains(o.PauseReason, want) {
 			t.Errorf("pause reason %q lacks %q", o.PauseReason, want)
 		}
 	}
-	recs, _ := readJournal(t, journal)
-	if started := len(startedAfter(recs, 0)); started > concurrency {
+	recs, _ := e2etest.ReadJournal(t, journal)
+	if started := len(e2etest.StartedAfter(recs, 0)); started > concurrency {
 		t.Errorf("%d calls were started, want at most the concurrency, %d", started, concurrency)
 	}
 	if len(srv.Requests()) != 0 || o.Stats.Failed != 0 {
@@ -245,13 +246,13 @@ func TestUnavailableExecutorPausesTheRun(t *testing.T) {
 	}
 
 	// 2. The binary is back; the model starts refusing the key mid-run.
-	e.writeAllowed(".dynworkflow/executors.json", string(good))
-	p := e.start("resume", id, "--json")
-	p.waitFinished(journal, 16)
+	e.WriteAllowed(".dynworkflow/executors.json", string(good))
+	p := e.Start("resume", id, "--json")
+	p.WaitFinished(journal, 16)
 	srv.Force(fakemodel.Err401)
-	r = p.wait()
-	expectCode(t, r, 2)
-	o = parseOutcome(t, r)
+	r = p.Wait()
+	e2etest.ExpectCode(t, r, 2)
+	o = e2etest.ParseOutcome(t, r)
 	for _, want := range []string{"executor codex is unavailable", "401", "Fix: log in with `codex login`"} {
 		if !strings.Contains(o.PauseReason, want) {
 			t.Errorf("pause reason %q lacks %q", o.PauseReason, want)
@@ -276,41 +277,41 @@ func TestUnavailableExecutorPausesTheRun(t *testing.T) {
 	if pause > 2*time.Second {
 		t.Errorf("the run paused %v after the first 401, want within 2s", pause)
 	}
-	recs, _ = readJournal(t, journal)
-	finished := finishedAgents(recs)
+	recs, _ = e2etest.ReadJournal(t, journal)
+	finished := e2etest.FinishedAgents(recs)
 
 	// 3. The key is accepted again.
 	srv.Force("")
-	r = e.dwSlow("resume", id, "--json", "--concurrency", "16")
-	expectCode(t, r, 0)
-	resumed := parseOutcome(t, r)
+	r = dwSlow(e, "resume", id, "--json", "--concurrency", "16")
+	e2etest.ExpectCode(t, r, 0)
+	resumed := e2etest.ParseOutcome(t, r)
 	if string(resumed.Result) != fmt.Sprint(agents) || resumed.Stats.Replayed != len(finished) {
 		t.Fatalf("resume: result %s, %d replayed; want %d answers and the %d finished calls replayed:\n%s",
 			resumed.Result, resumed.Stats.Replayed, agents, len(finished), r)
 	}
-	noReRun(t, journal, finished)
+	e2etest.NoReRun(t, journal, finished)
 }
 
 // TestUnavailableExecutorText: a run paused for an unavailable executor
 // says why and how to go on in its text output too.
 func TestUnavailableExecutorText(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.writeConfig(map[string]any{"executors": map[string]any{"codex": map[string]any{"binary": filepath.Join(t.TempDir(), "no-codex")}}})
-	r := e.dw("run", e.write("fan.workflow.js", fanOutN), "--executor", "codex", "--args", `{"n":3}`)
-	expectCode(t, r, 2)
+	e := e2etest.NewEnv(t)
+	writeConfig(e, map[string]any{"executors": map[string]any{"codex": map[string]any{"binary": filepath.Join(t.TempDir(), "no-codex")}}})
+	r := e.DW("run", e.Write("fan.workflow.js", fanOutN), "--executor", "codex", "--args", `{"n":3}`)
+	e2etest.ExpectCode(t, r, 2)
 	for _, want := range []string{"executor codex is unavailable", "no-codex not found", "Fix: install Codex", "resume with: dynworkflow resume"} {
-		if !strings.Contains(r.stderr, want) {
+		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("the text output lacks %q:\n%s", want, r)
 		}
 	}
 	// list cuts the long reason, so that it does not widen every row;
 	// show prints it whole.
-	list := e.dwOK("list").stdout
+	list := e.DWOK("list").Stdout
 	if !regexp.MustCompile(`paused\s.*\sexecutor codex is unavailable`).MatchString(list) || strings.Contains(list, "Fix: install Codex") {
 		t.Errorf("list should show the start of the pause reason, cut:\n%s", list)
 	}
-	if show := e.dwOK("show", "last").stdout; !strings.Contains(show, "Fix: install Codex") {
+	if show := e.DWOK("show", "last").Stdout; !strings.Contains(show, "Fix: install Codex") {
 		t.Errorf("show should print the whole pause reason:\n%s", show)
 	}
 }
@@ -335,19 +336,19 @@ func nativeCodex() string {
 
 // dwSlow runs the binary for a command that runs a couple of hundred real
 // agent CLIs: a few CPU-seconds each on a shared machine.
-func (e *env) dwSlow(args ...string) result {
-	e.t.Helper()
+func dwSlow(e *e2etest.Env, args ...string) e2etest.Result {
+	e.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := e.command(ctx, args...)
+	cmd := e.Command(ctx, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	r, err := resultOf(args, cmd, err, stdout.String(), stderr.String())
+	r, err := e2etest.ResultOf(args, cmd, err, stdout.String(), stderr.String())
 	if err != nil || ctx.Err() != nil {
-		e.t.Fatalf("dynworkflow %s: %v, %v:\n%s", strings.Join(args, " "), err, ctx.Err(), r)
+		e.T.Fatalf("dynworkflow %s: %v, %v:\n%s", strings.Join(args, " "), err, ctx.Err(), r)
 	}
-	e.checkRace(r)
+	e.CheckRace(r)
 	return r
 }
 
@@ -374,15 +375,15 @@ func endTime(t *testing.T, path string) time.Time {
 // given are the defaults of the runs it starts, forwarded or from the
 // API, and the API takes the seed's documented start body.
 func TestServeOptionsAreDefaults(t *testing.T) {
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	fakeAgents(t, e, clitest.Codex)
-	script := e.write("quick.workflow.js", quickWorkflow)
-	s := e.serve("--executor", "codex", "--concurrency", "4")
-	defer func() { s.signal(os.Interrupt); s.wait() }()
+	script := e.Write("quick.workflow.js", quickWorkflow)
+	s := e2etest.Serve(e, "--executor", "codex", "--concurrency", "4")
+	defer func() { s.Signal(os.Interrupt); s.Wait() }()
 
-	forwarded := strings.TrimSpace(e.dwOK("run", script).stdout)
-	s.waitRun(forwarded, "completed")
-	d := e.showAgents(forwarded)
+	forwarded := strings.TrimSpace(e.DWOK("run", script).Stdout)
+	s.WaitRun(forwarded, "completed")
+	d := showAgents(e, forwarded)
 	if d.Options.Executor != "codex" || d.Options.Concurrency != 4 || d.Calls[0].Executor != "codex" {
 		t.Errorf("a forwarded run got executor %q (calls on %q), concurrency %d; want serve's codex and 4",
 			d.Options.Executor, d.Calls[0].Executor, d.Options.Concurrency)
@@ -390,8 +391,8 @@ func TestServeOptionsAreDefaults(t *testing.T) {
 
 	post := func(body string) string {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, s.desc.URL+"/api/runs", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+s.desc.Token)
+		req, _ := http.NewRequest(http.MethodPost, s.Desc.URL+"/api/runs", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.Desc.Token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -405,17 +406,17 @@ func TestServeOptionsAreDefaults(t *testing.T) {
 		if resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &started) != nil {
 			t.Fatalf("POST /api/runs %s: %d %s", body, resp.StatusCode, b)
 		}
-		s.waitRun(started.RunID, "completed")
+		s.WaitRun(started.RunID, "completed")
 		return started.RunID
 	}
 	text, _ := json.Marshal(quickWorkflow)
 	seed := post(`{"script": ` + string(text) + `, "args": {"scope": "src"}, "options": {"defaultExecutor": "codex", "concurrency": 8, "agentRetries": 1}}`)
-	d = e.showAgents(seed)
+	d = showAgents(e, seed)
 	if d.Options.Executor != "codex" || d.Options.Concurrency != 8 || d.Options.AgentRetries != 1 {
 		t.Errorf("the seed's start body gave %+v, want codex, concurrency 8, agentRetries 1", d.Options)
 	}
 	bare := post(`{"path": ` + fmt.Sprintf("%q", script) + `}`)
-	d = e.showAgents(bare)
+	d = showAgents(e, bare)
 	if d.Options.Executor != "codex" || d.Options.Concurrency != 4 || d.Calls[0].Executor != "codex" {
 		t.Errorf("a start body without options gave %+v, want serve's codex and 4", d.Options)
 	}
@@ -459,25 +460,25 @@ func TestConfigurationPrecedence(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
+			e := e2etest.NewEnv(t)
 			if tc.user != nil {
 				b, _ := json.Marshal(tc.user)
-				if err := os.MkdirAll(filepath.Join(e.config, "dynworkflow"), 0o755); err != nil {
+				if err := os.MkdirAll(filepath.Join(e.Config, "dynworkflow"), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(e.config, "dynworkflow", "executors.json"), b, 0o600); err != nil {
+				if err := os.WriteFile(filepath.Join(e.Config, "dynworkflow", "executors.json"), b, 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if tc.project != nil {
-				e.writeConfig(tc.project)
+				writeConfig(e, tc.project)
 			}
 			call := tc.call
 			if call == "" {
 				call = "{}"
 			}
-			script := e.write("echo.workflow.js", echoWorkflow)
-			o := parseAgentOutcome(t, e.dwOK(append([]string{"run", script, "--json", "--args", `{"opts":` + call + `}`}, tc.flags...)...))
+			script := e.Write("echo.workflow.js", echoWorkflow)
+			o := parseAgentOutcome(t, e.DWOK(append([]string{"run", script, "--json", "--args", `{"opts":` + call + `}`}, tc.flags...)...))
 			var got string
 			if err := json.Unmarshal(o.Result, &got); err != nil {
 				t.Fatal(err)
@@ -492,7 +493,7 @@ func TestConfigurationPrecedence(t *testing.T) {
 			if got != tc.want {
 				t.Fatalf("the agent got %q, want %q", got, tc.want)
 			}
-			d := e.showAgents(o.RunID)
+			d := showAgents(e, o.RunID)
 			c := d.Calls[0]
 			if rec := c.Model + " " + c.Permissions + " " + c.Executor; rec != tc.want {
 				t.Errorf("show records %q, want %q", rec, tc.want)
@@ -509,26 +510,26 @@ func TestConfigurationPrecedence(t *testing.T) {
 // and in --json.
 func TestFailureSummary(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	script := e.write("mixed.workflow.js", `export const meta = { name: 'mixed', description: 'some calls fail' }
+	e := e2etest.NewEnv(t)
+	script := e.Write("mixed.workflow.js", `export const meta = { name: 'mixed', description: 'some calls fail' }
 const out = await parallel(Array.from({ length: 9 }, (_, i) => () =>
   agent(i % 3 === 0 ? '[simulate:fail] broken ' : i % 3 === 1 ? 'fine ' + i : '[simulate:transient] flaky', { retries: 0 })))
 return out.filter(x => x !== null).length`)
-	r := e.dwOK("run", script, "--executor", "simulate")
+	r := e.DWOK("run", script, "--executor", "simulate")
 	for _, want := range []string{"6 calls failed, by cause", "3× terminal", "first /par.0/0/agent.0", "3× transient", "first /par.0/2/agent.0", "[simulate:fail]"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("the end of the run lacks %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("the end of the run lacks %q:\n%s", want, r.Stderr)
 		}
 	}
-	o := parseAgentOutcome(t, e.dwOK("run", script, "--executor", "simulate", "--json"))
+	o := parseAgentOutcome(t, e.DWOK("run", script, "--executor", "simulate", "--json"))
 	if len(o.Failures) != 2 || o.Failures[0].Count != 3 || o.Failures[1].Count != 3 || o.Failures[0].FirstPath != "/par.0/0/agent.0" {
 		t.Fatalf("--json failures %+v, want two causes of 3 calls, the first at /par.0/0/agent.0", o.Failures)
 	}
-	if d := e.showAgents(o.RunID); len(d.Failures) != 2 {
+	if d := showAgents(e, o.RunID); len(d.Failures) != 2 {
 		t.Errorf("show --json failures %+v, want the same two causes", d.Failures)
 	}
-	if r := e.dwOK("show", o.RunID); !strings.Contains(r.stdout, "6 calls failed, by cause") {
-		t.Errorf("show does not summarize the failures:\n%s", r.stdout)
+	if r := e.DWOK("show", o.RunID); !strings.Contains(r.Stdout, "6 calls failed, by cause") {
+		t.Errorf("show does not summarize the failures:\n%s", r.Stdout)
 	}
 }
 
@@ -537,22 +538,22 @@ return out.filter(x => x !== null).length`)
 // for the simulator by name does not.
 func TestSimulatedAnswersAreMarked(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	script := e.write("quick.workflow.js", quickWorkflow)
-	r := e.dwOK("run", script)
-	if !strings.Contains(r.stderr, "simulated answers: no executor was chosen") || !strings.Contains(r.stderr, "· simulated answers") {
-		t.Errorf("a run on the simulator by default does not say so:\n%s", r.stderr)
+	e := e2etest.NewEnv(t)
+	script := e.Write("quick.workflow.js", quickWorkflow)
+	r := e.DWOK("run", script)
+	if !strings.Contains(r.Stderr, "simulated answers: no executor was chosen") || !strings.Contains(r.Stderr, "· simulated answers") {
+		t.Errorf("a run on the simulator by default does not say so:\n%s", r.Stderr)
 	}
-	o := parseAgentOutcome(t, e.dwOK("run", script, "--json"))
+	o := parseAgentOutcome(t, e.DWOK("run", script, "--json"))
 	if !o.SimulatedAnswers {
 		t.Error("--json does not carry simulatedAnswers")
 	}
-	if r := e.dwOK("show", o.RunID); !strings.Contains(r.stdout, "simulated answers") {
-		t.Errorf("show does not say the answers are simulated:\n%s", r.stdout)
+	if r := e.DWOK("show", o.RunID); !strings.Contains(r.Stdout, "simulated answers") {
+		t.Errorf("show does not say the answers are simulated:\n%s", r.Stdout)
 	}
-	r = e.dwOK("run", script, "--executor", "simulate")
-	if strings.Contains(r.stderr, "simulated answers") {
-		t.Errorf("a run that asked for the simulator is marked anyway:\n%s", r.stderr)
+	r = e.DWOK("run", script, "--executor", "simulate")
+	if strings.Contains(r.Stderr, "simulated answers") {
+		t.Errorf("a run that asked for the simulator is marked anyway:\n%s", r.Stderr)
 	}
 }
 
@@ -560,15 +561,15 @@ func TestSimulatedAnswersAreMarked(t *testing.T) {
 // resumes without being given it again: the journal has its definition.
 func TestResumeFindsCommandExecutor(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	script := e.write("c.workflow.js", `export const meta = { name: 'c', description: 'a command executor' }
+	e := e2etest.NewEnv(t)
+	script := e.Write("c.workflow.js", `export const meta = { name: 'c', description: 'a command executor' }
 const a = await agent('first')
 const b = await agent('second [simulate:ratelimit=1ms]', { executor: 'simulate' })
 return [a, b]`)
-	r := e.dw("run", script, "--json", "--command-executor", `fake=sh -c 'echo "answer from fake"'`, "--executor", "fake")
-	expectCode(t, r, 2)
-	o := parseOutcome(t, r)
-	d := e.showAgents(o.RunID)
+	r := e.DW("run", script, "--json", "--command-executor", `fake=sh -c 'echo "answer from fake"'`, "--executor", "fake")
+	e2etest.ExpectCode(t, r, 2)
+	o := e2etest.ParseOutcome(t, r)
+	d := showAgents(e, o.RunID)
 	found := false
 	for _, x := range d.Executors {
 		found = found || x.Name == "fake" && x.Kind == "command" && strings.Join(x.Command, " ") == `sh -c echo "answer from fake"`
@@ -577,10 +578,10 @@ return [a, b]`)
 		t.Fatalf("the journal does not define the command executor: %+v", d.Executors)
 	}
 	// Resume with the rate-limited call edited out; no --command-executor.
-	edited := e.write("c2.workflow.js", strings.Replace(string(mustRead(t, script)), "second [simulate:ratelimit=1ms]", "second", 1))
-	r = e.dw("resume", o.RunID, "--json", "--script", edited)
-	expectCode(t, r, 0)
-	if o := parseOutcome(t, r); o.Stats.Replayed != 1 || !strings.Contains(string(o.Result), "answer from fake") {
+	edited := e.Write("c2.workflow.js", strings.Replace(string(mustRead(t, script)), "second [simulate:ratelimit=1ms]", "second", 1))
+	r = e.DW("resume", o.RunID, "--json", "--script", edited)
+	e2etest.ExpectCode(t, r, 0)
+	if o := e2etest.ParseOutcome(t, r); o.Stats.Replayed != 1 || !strings.Contains(string(o.Result), "answer from fake") {
 		t.Fatalf("resume without --command-executor: %s", r)
 	}
 }
@@ -599,8 +600,8 @@ func mustRead(t *testing.T, path string) []byte {
 // configuration uses is unusable; executors nobody uses do not fail it.
 func TestDoctorReportsConfiguration(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	r := e.dw("doctor", "--json")
+	e := e2etest.NewEnv(t)
+	r := e.DW("doctor", "--json")
 	var rep struct {
 		OK     bool `json:"ok"`
 		Checks []struct {
@@ -610,31 +611,31 @@ func TestDoctorReportsConfiguration(t *testing.T) {
 			Fix    string `json:"fix"`
 		} `json:"checks"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || !rep.OK {
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != 0 || !rep.OK {
 		t.Fatalf("doctor with nothing configured: %v\n%s", err, r)
 	}
-	e.writeConfig(map[string]any{"defaultExecutor": "codex",
+	writeConfig(e, map[string]any{"defaultExecutor": "codex",
 		"executors": map[string]any{"codex": map[string]any{"binary": "/nonexistent/codex", "model": "gpt-x", "permissions": "read-only"}}})
-	r = e.dw("doctor")
-	expectCode(t, r, 1)
+	r = e.DW("doctor")
+	e2etest.ExpectCode(t, r, 1)
 	for _, want := range []string{"default executor     codex (project file)", "--  executor codex", "/nonexistent/codex not found",
 		"model        gpt-x (project file)", "permissions  read-only (project file)", "install Codex"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("doctor's report lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("doctor's report lacks %q:\n%s", want, r.Stdout)
 		}
 	}
-	e.writeAllowed(".dynworkflow/executors.json", "{\n  \"executors\": {\"codex\": {\"modle\": \"x\"}}\n}\n")
-	r = e.dw("doctor")
-	expectCode(t, r, 1)
-	if !strings.Contains(r.stdout, ".dynworkflow/executors.json:2:") || !strings.Contains(r.stdout, `unknown field "modle"`) {
-		t.Errorf("doctor does not name the bad line:\n%s", r.stdout)
+	e.WriteAllowed(".dynworkflow/executors.json", "{\n  \"executors\": {\"codex\": {\"modle\": \"x\"}}\n}\n")
+	r = e.DW("doctor")
+	e2etest.ExpectCode(t, r, 1)
+	if !strings.Contains(r.Stdout, ".dynworkflow/executors.json:2:") || !strings.Contains(r.Stdout, `unknown field "modle"`) {
+		t.Errorf("doctor does not name the bad line:\n%s", r.Stdout)
 	}
-	r = e.dw("run", e.write("q.workflow.js", quickWorkflow))
-	expectCode(t, r, 1)
-	if !bytes.Contains([]byte(r.stderr), []byte(".dynworkflow/executors.json:2:")) {
+	r = e.DW("run", e.Write("q.workflow.js", quickWorkflow))
+	e2etest.ExpectCode(t, r, 1)
+	if !bytes.Contains([]byte(r.Stderr), []byte(".dynworkflow/executors.json:2:")) {
 		t.Errorf("run does not name the bad line:\n%s", r)
 	}
-	if r := e.dw("list"); r.code != 0 || !strings.Contains(r.stderr, "warning") {
+	if r := e.DW("list"); r.Code != 0 || !strings.Contains(r.Stderr, "warning") {
 		t.Errorf("list must still work, with a warning, when the executor configuration is broken:\n%s", r)
 	}
 }

@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"fmt"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,9 +22,9 @@ import (
 // of ours was gone: an agent that starts later is one a dead runtime
 // started.
 func TestNoAgentStartsAfterTheRuntimeDies(t *testing.T) {
-	e := newEnv(t)
-	witness := filepath.Join(e.dir, "witness")
-	agent := e.write("agent.sh", fmt.Sprintf(`#!/bin/sh
+	e := e2etest.NewEnv(t)
+	witness := filepath.Join(e.Dir, "witness")
+	agent := e.Write("agent.sh", fmt.Sprintf(`#!/bin/sh
 prompt=$1
 read -r s < /proc/self/stat; set -- $s; echo "$1 ${22}" >> %s
 sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) %% 25 + 10 ))
@@ -31,15 +32,15 @@ echo "answer to $prompt"
 `, witness))
 	flags := []string{"--json", "--command-executor", "sh=sh " + agent + " {prompt}", "--executor", "sh", "--concurrency", "64"}
 	kill, agents := 0, 0
-	kills := e.killAndResume(11, 30, flags, func(p *proc, _ string) {
+	kills := killAndResume(e, 11, 30, flags, func(p *e2etest.Proc, _ string) {
 		kill++
 		// Ours: the process we started and its children (the runtime),
 		// not the agents under them.
-		ours := append(childrenOf(p.cmd.Process.Pid), p.cmd.Process.Pid)
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.exited
+		ours := append(childrenOf(p.Cmd.Process.Pid), p.Cmd.Process.Pid)
+		_ = p.Cmd.Process.Signal(syscall.SIGKILL)
+		<-p.Exited
 		dead := ticksSinceBoot(t)
-		waitUntil(t, "every process of ours to be gone", func() bool {
+		e2etest.WaitUntil(t, "every process of ours to be gone", func() bool {
 			for _, pid := range ours {
 				if processRuns(pid) {
 					return false
@@ -110,24 +111,24 @@ func processRuns(pid int) bool {
 // a shell script): a shell agent's trap fires, and `yes | head -1` ends
 // quietly instead of complaining of a broken pipe.
 func TestAgentsStartWithDefaultSignals(t *testing.T) {
-	e := newEnv(t)
-	e.bin = e.write("ignoring.sh", "#!/bin/sh\ntrap '' HUP INT PIPE\nexec \""+binPath+"\" \"$@\"\n")
-	if err := os.Chmod(e.bin, 0o755); err != nil {
+	e := e2etest.NewEnv(t)
+	e.Bin = e.Write("ignoring.sh", "#!/bin/sh\ntrap '' HUP INT PIPE\nexec \""+e2etest.Binary()+"\" \"$@\"\n")
+	if err := os.Chmod(e.Bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	agent := e.write("agent.sh", `#!/bin/sh
+	agent := e.Write("agent.sh", `#!/bin/sh
 grep -E '^Sig(Blk|Ign):' /proc/self/status | tr -d '\t' | tr '\n' ' '
 trap 'printf "trapped "' INT
 kill -INT $$
 { yes | head -1; } 2>&1 | tr '\n' ' '
 `)
-	script := e.write("one.workflow.js", `export const meta = { name: 'one', description: 'd' }
+	script := e.Write("one.workflow.js", `export const meta = { name: 'one', description: 'd' }
 return await agent('signals')
 `)
-	r := e.dw("run", script, "--json", "--command-executor", "sh=sh "+agent, "--executor", "sh")
-	expectCode(t, r, 0)
+	r := e.DW("run", script, "--json", "--command-executor", "sh=sh "+agent, "--executor", "sh")
+	e2etest.ExpectCode(t, r, 0)
 	want := `"SigBlk:0000000000000000 SigIgn:0000000000000000 trapped y"`
-	if got := string(parseOutcome(t, r).Result); got != want {
+	if got := string(e2etest.ParseOutcome(t, r).Result); got != want {
 		t.Errorf("the agent said %s, want %s", got, want)
 	}
 }

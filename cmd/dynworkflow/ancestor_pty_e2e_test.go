@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // slowAgents is a workflow of agents that take a while, one at a time,
@@ -27,19 +28,19 @@ return out.length
 // Ctrl-C typed on the terminal reaches the runtime (its process group has
 // the terminal's foreground), which pauses the run: exit 2, resumable.
 func TestCtrlCOnTheTerminalPausesTheRun(t *testing.T) {
-	e := newEnv(t)
-	mark := filepath.Join(e.dir, "started")
+	e := e2etest.NewEnv(t)
+	mark := filepath.Join(e.Dir, "started")
 	first := mark + "-0"
-	e.write("slow.workflow.js", slowAgents)
-	p := e.startPTY(100, 30, true, "run", "slow.workflow.js", "--command-executor", "slow=sh -c 'echo > \"$0\"; sleep 0.5; echo ok' {prompt}",
+	e.Write("slow.workflow.js", slowAgents)
+	p := startPTY(e, 100, 30, true, "run", "slow.workflow.js", "--command-executor", "slow=sh -c 'echo > \"$0\"; sleep 0.5; echo ok' {prompt}",
 		"--executor", "slow", "--args", `{"mark":"`+mark+`"}`)
-	waitUntil(t, "the first agent to start", func() bool { _, err := os.Stat(first); return err == nil })
+	e2etest.WaitUntil(t, "the first agent to start", func() bool { _, err := os.Stat(first); return err == nil })
 	if _, err := p.terminal.Write([]byte{0x03}); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-p.exited:
-	case <-time.After(waitTimeout):
+	case <-p.Exited:
+	case <-time.After(e2etest.WaitTimeout):
 		t.Fatalf("no exit after Ctrl-C; output:\n%s", p.out.String())
 	}
 	var ee *exec.ExitError
@@ -61,21 +62,21 @@ func TestCtrlZStopsTheJobAndFgContinuesIt(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("needs bash for an interactive shell with job control")
 	}
-	e := newEnv(t)
-	mark := filepath.Join(e.dir, "started")
+	e := e2etest.NewEnv(t)
+	mark := filepath.Join(e.Dir, "started")
 	first := mark + "-0"
-	e.write("slow.workflow.js", slowAgents)
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	e.Write("slow.workflow.js", slowAgents)
+	ctx, cancel := context.WithTimeout(context.Background(), e2etest.CmdTimeout)
 	defer cancel()
 	shell := exec.CommandContext(ctx, "bash", "--norc", "--noprofile", "-i")
-	shell.Dir = e.dir
-	shell.Env = append(e.command(ctx).Env, "PS1=shell$ ", "TERM=dumb")
+	shell.Dir = e.Dir
+	shell.Env = append(e.Command(ctx).Env, "PS1=shell$ ", "TERM=dumb")
 	f, err := pty.StartWithSize(shell, &pty.Winsize{Cols: 200, Rows: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := newWatchBuffer()
+	out := e2etest.NewWatchBuffer()
 	go func() {
 		buf := make([]byte, 4096)
 		for {
@@ -90,16 +91,16 @@ func TestCtrlZStopsTheJobAndFgContinuesIt(t *testing.T) {
 	expect := func(re string) {
 		t.Helper()
 		rx := regexp.MustCompile(re)
-		deadline := time.Now().Add(waitTimeout)
+		deadline := time.Now().Add(e2etest.WaitTimeout)
 		for !rx.MatchString(out.String()) {
 			if time.Now().After(deadline) {
-				t.Fatalf("the terminal does not show %s after %v:\n%s", re, waitTimeout, out.String())
+				t.Fatalf("the terminal does not show %s after %v:\n%s", re, e2etest.WaitTimeout, out.String())
 			}
-			time.Sleep(tick)
+			time.Sleep(e2etest.Tick)
 		}
 	}
 	expect(`shell\$ $`)
-	cmdline := strings.Join([]string{binPath, "--state-dir", e.state, "--cwd", e.dir, "run", "slow.workflow.js",
+	cmdline := strings.Join([]string{e2etest.Binary(), "--state-dir", e.State, "--cwd", e.Dir, "run", "slow.workflow.js",
 		"--command-executor", `"slow=sh -c 'echo > \"\$0\"; sleep 0.5; echo ok' {prompt}"`, "--executor", "slow", "--json",
 		"--args", `'{"mark":"` + mark + `"}'`}, " ")
 	// In a pipeline, as "dynworkflow run ... | tee log" would be: the
@@ -107,7 +108,7 @@ func TestCtrlZStopsTheJobAndFgContinuesIt(t *testing.T) {
 	if _, err := f.Write([]byte("set -o pipefail; " + cmdline + " | cat\n")); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the first agent to start", func() bool { _, err := os.Stat(first); return err == nil })
+	e2etest.WaitUntil(t, "the first agent to start", func() bool { _, err := os.Stat(first); return err == nil })
 	if _, err := f.Write([]byte{0x1a}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,9 +23,9 @@ return { go, channel, note }
 // trace but one line each in the scrollback.
 func TestQuestionsInTheTerminal(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("ask.workflow.js", askScript)
-	p := e.startPTY(80, 24, true, "run", "ask.workflow.js")
+	e := e2etest.NewEnv(t)
+	e.Write("ask.workflow.js", askScript)
+	p := startPTY(e, 80, 24, true, "run", "ask.workflow.js")
 
 	p.waitOutput(t, regexp.MustCompile(`\? Ship it\?[\s\S]*\[y/n\]`))
 	type_(t, p, "y")
@@ -36,7 +37,7 @@ func TestQuestionsInTheTerminal(t *testing.T) {
 	type_(t, p, "hello wörlx")
 	type_(t, p, "\x7f") // backspace
 	type_(t, p, "d\r")
-	<-p.exited
+	<-p.Exited
 	if p.err != nil {
 		t.Fatalf("the run failed (%v):\n%s", p.err, p.out.String())
 	}
@@ -57,9 +58,9 @@ func TestQuestionsInTheTerminal(t *testing.T) {
 		t.Errorf("the answers did not reach the script:\n%s", transcript)
 	}
 	// The answers were journaled as a human's.
-	runs := e.list()
-	d := e.show(runs[0].RunID)
-	sameJSON(t, "the journaled result", d.Result, json.RawMessage(`{"go": true, "channel": "stable", "note": "hello wörld"}`))
+	runs := e.List()
+	d := e.Show(runs[0].RunID)
+	e2etest.SameJSON(t, "the journaled result", d.Result, json.RawMessage(`{"go": true, "channel": "stable", "note": "hello wörld"}`))
 }
 
 // TestFirstAnswerWins asks a question in the terminal of run --ui while
@@ -68,31 +69,31 @@ func TestQuestionsInTheTerminal(t *testing.T) {
 // in the terminal, is gone from the API.
 func TestFirstAnswerWins(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("ask.workflow.js", `export const meta = { name: 'two', description: 'two questions' }
+	e := e2etest.NewEnv(t)
+	e.Write("ask.workflow.js", `export const meta = { name: 'two', description: 'two questions' }
 const a = await checkpoint('Which channel?', { kind: 'select', choices: ['beta', 'stable'] })
 const b = await checkpoint('Really?')
 return { a, b }
 `)
-	p := e.startPTY(100, 30, true, "run", "ask.workflow.js", "--ui")
+	p := startPTY(e, 100, 30, true, "run", "ask.workflow.js", "--ui")
 	p.waitOutput(t, regexp.MustCompile(`› 1\. beta`))
 	var cps []struct{ ID, Prompt string }
-	if err := json.Unmarshal([]byte(e.dwOK("checkpoints", "--json").stdout), &cps); err != nil || len(cps) != 1 {
+	if err := json.Unmarshal([]byte(e.DWOK("checkpoints", "--json").Stdout), &cps); err != nil || len(cps) != 1 {
 		t.Fatalf("the question should be pending in the runtime too: %+v (%v)", cps, err)
 	}
-	e.dwOK("respond", cps[0].ID, "2")
+	e.DWOK("respond", cps[0].ID, "2")
 	p.waitOutput(t, regexp.MustCompile(`\? Which channel\? "stable"  \(answered elsewhere\)`))
 	p.waitOutput(t, regexp.MustCompile(`\? Really\?[\s\S]*\[y/n\]`))
 	type_(t, p, "n")
 	p.waitOutput(t, regexp.MustCompile(`completed in`))
 	var left []any
-	_ = json.Unmarshal([]byte(e.dwOK("checkpoints", "--json").stdout), &left)
+	_ = json.Unmarshal([]byte(e.DWOK("checkpoints", "--json").Stdout), &left)
 	if len(left) != 0 {
 		t.Errorf("a question answered in the terminal is still pending: %v", left)
 	}
 	p.interrupt(t)
-	d := e.show(e.list()[0].RunID)
-	sameJSON(t, "the answers", d.Result, json.RawMessage(`{"a": "stable", "b": false}`))
+	d := e.Show(e.List()[0].RunID)
+	e2etest.SameJSON(t, "the answers", d.Result, json.RawMessage(`{"a": "stable", "b": false}`))
 }
 
 // TestConfirmAboveInTheTerminal: a run whose forecast passes
@@ -101,19 +102,19 @@ return { a, b }
 func TestConfirmAboveInTheTerminal(t *testing.T) {
 	t.Parallel()
 	e, _ := paidEnv(t)
-	e.write("c.workflow.js", `export const meta = { name: 'c', description: 'two paid calls' }
+	e.Write("c.workflow.js", `export const meta = { name: 'c', description: 'two paid calls' }
 await agent('one'); await agent('two')
 return 'ran'`)
 	for _, tc := range []struct{ key, want string }{{"n", "was declined"}, {"y", "completed in"}} {
-		p := e.startPTY(100, 30, true, "run", "c.workflow.js", "--executor", "paid", "--confirm-above", "0.5")
+		p := startPTY(e, 100, 30, true, "run", "c.workflow.js", "--executor", "paid", "--confirm-above", "0.5")
 		p.waitOutput(t, regexp.MustCompile(`This run is forecast to cost \$\d+\.\d+ \(2 agent calls,[\s\S]*\[y/n\]`))
 		type_(t, p, tc.key)
-		<-p.exited
+		<-p.Exited
 		if !strings.Contains(p.out.String(), tc.want) {
 			t.Errorf("answering %s: no %q in\n%s", tc.key, tc.want, p.out.String())
 		}
 	}
-	runs := e.list()
+	runs := e.List()
 	if len(runs) != 2 || runs[1].Status != "failed" || runs[1].Stats.Agents != 0 || runs[0].Status != "completed" {
 		t.Errorf("runs %+v: want a declined one that ran nothing, then a completed one", runs)
 	}
@@ -132,19 +133,19 @@ func type_(t *testing.T, p *ptyRun, keys string) {
 // goes to the runtime.
 func TestQuestionsWhenAttached(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("one.workflow.js", `export const meta = { name: 'one', description: 'one question' }
+	e := e2etest.NewEnv(t)
+	e.Write("one.workflow.js", `export const meta = { name: 'one', description: 'one question' }
 return await checkpoint('Deploy?')
 `)
-	s := e.serve()
-	p := e.startPTY(100, 30, true, "run", "one.workflow.js", "--attach")
+	s := e2etest.Serve(e)
+	p := startPTY(e, 100, 30, true, "run", "one.workflow.js", "--attach")
 	p.waitOutput(t, regexp.MustCompile(`\? Deploy\?[\s\S]*\[y/n\]`))
 	type_(t, p, "y")
-	<-p.exited
+	<-p.Exited
 	if p.err != nil || !strings.Contains(p.out.String(), "completed in") {
 		t.Fatalf("the attached run did not complete (%v):\n%s", p.err, p.out.String())
 	}
-	id := e.list()[0].RunID
-	s.waitRun(id, "completed")
-	sameJSON(t, "the answer", e.show(id).Result, json.RawMessage(`true`))
+	id := e.List()[0].RunID
+	s.WaitRun(id, "completed")
+	e2etest.SameJSON(t, "the answer", e.Show(id).Result, json.RawMessage(`true`))
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/testsize"
 )
 
@@ -43,22 +44,22 @@ func TestCrashResumeUnderAgentCap(t *testing.T) {
 	for name, text := range capCrashScripts {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			e.write(name, text)
-			r := e.dw(append([]string{"run", name, "--json"}, flags...)...)
-			expectCode(t, r, 1)
-			want := parseOutcome(t, r)
+			e := e2etest.NewEnv(t)
+			e.Write(name, text)
+			r := e.DW(append([]string{"run", name, "--json"}, flags...)...)
+			e2etest.ExpectCode(t, r, 1)
+			want := e2etest.ParseOutcome(t, r)
 			if want.Status != "failed" || !strings.Contains(want.Error, "cap of 60 agents") {
 				t.Fatalf("uninterrupted: want a run failed at the cap:\n%s", r)
 			}
 			for round := range rounds {
-				k := e.startAndKill(name, 1+round%6, 60, flags...)
-				r := e.dw("resume", k.id, "--json")
-				expectCode(t, r, 1)
-				noReRun(t, k.journal, k.finished)
-				got := parseOutcome(t, r)
-				if got.Stats.Replayed != len(k.finished) {
-					t.Fatalf("round %d: %d replayed, want the %d calls finished before the kill", round, got.Stats.Replayed, len(k.finished))
+				k := e.StartAndKill(name, 1+round%6, 60, flags...)
+				r := e.DW("resume", k.ID, "--json")
+				e2etest.ExpectCode(t, r, 1)
+				e2etest.NoReRun(t, k.Journal, k.Finished)
+				got := e2etest.ParseOutcome(t, r)
+				if got.Stats.Replayed != len(k.Finished) {
+					t.Fatalf("round %d: %d replayed, want the %d calls finished before the kill", round, got.Stats.Replayed, len(k.Finished))
 				}
 				if got.Status != "failed" || got.Error != want.Error {
 					t.Fatalf("round %d: resumed: %s %s\nwant failed as the uninterrupted run: %s", round, got.Status, got.Error, want.Error)

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,11 +14,11 @@ import (
 
 // agentScript writes an executable agent outside the project and returns
 // its path.
-func (e *env) agentScript(name, body string) string {
-	e.t.Helper()
-	p := filepath.Join(e.state, name)
+func agentScript(e *e2etest.Env, name, body string) string {
+	e.T.Helper()
+	p := filepath.Join(e.State, name)
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return p
 }
@@ -44,7 +45,7 @@ func ranOutside(t *testing.T, outside string) []string {
 func TestAnAgentsGitDirDoesNotTakeOverOurGit(t *testing.T) {
 	e := gitEnv(t, map[string]string{"a.txt": "a\n"})
 	outside := t.TempDir()
-	agent := e.agentScript("evil.sh", `cat >/dev/null
+	agent := agentScript(e, "evil.sh", `cat >/dev/null
 mkdir -p .evil/objects/info .evil/refs/tags
 echo 'ref: refs/heads/main' > .evil/HEAD
 : > .evil/objects/info/packs
@@ -54,26 +55,26 @@ echo 'gitdir: .evil' > .git
 echo edited > a.txt
 echo done
 `)
-	script := e.writeScript("one.workflow.js", `export const meta = {name: "one", description: "one isolated agent"}
+	script := writeScript(e, "one.workflow.js", `export const meta = {name: "one", description: "one isolated agent"}
 return await agent("x", {label: "evil", isolation: "worktree"})`)
-	o := e.runCompleted(script, "--command-executor", agent, "--executor", "command")
+	o := e.RunCompleted(script, "--command-executor", agent, "--executor", "command")
 	if ran := ranOutside(t, outside); len(ran) > 0 {
 		t.Fatalf("settling the agent's worktree ran its fsmonitor: %v", ran)
 	}
-	d := e.isolatedDetail(o.RunID)
+	d := showIsolated(e, o.RunID)
 	if len(d.Worktrees) != 1 {
 		t.Fatalf("kept worktrees: %+v", d.Worktrees)
 	}
-	r := e.dwOK("worktrees")
+	r := e.DWOK("worktrees")
 	if ran := ranOutside(t, outside); len(ran) > 0 {
 		t.Fatalf("dynworkflow worktrees ran the agent's fsmonitor: %v", ran)
 	}
-	if !strings.Contains(r.stdout, "its .git was rewritten") {
+	if !strings.Contains(r.Stdout, "its .git was rewritten") {
 		t.Errorf("worktrees does not say the worktree's .git was rewritten:\n%s", r)
 	}
-	r = e.dw("worktrees", "clean", o.RunID, d.Worktrees[0].Branch)
-	expectCode(t, r, 1)
-	e.dwOK("worktrees", "clean", o.RunID, d.Worktrees[0].Branch, "--force")
+	r = e.DW("worktrees", "clean", o.RunID, d.Worktrees[0].Branch)
+	e2etest.ExpectCode(t, r, 1)
+	e.DWOK("worktrees", "clean", o.RunID, d.Worktrees[0].Branch, "--force")
 	if ran := ranOutside(t, outside); len(ran) > 0 {
 		t.Fatalf("worktrees clean ran the agent's fsmonitor: %v", ran)
 	}
@@ -88,7 +89,7 @@ return await agent("x", {label: "evil", isolation: "worktree"})`)
 func TestAnAgentsRepositoryConfigDoesNotRunInOurGit(t *testing.T) {
 	e := gitEnv(t, map[string]string{"a.txt": "a\n"})
 	outside := t.TempDir()
-	agent := e.agentScript("agent.sh", `p=$(cat)
+	agent := agentScript(e, "agent.sh", `p=$(cat)
 case "$p" in
 plant)
   git config core.fsmonitor "id -un > `+outside+`/fsmon.txt; false"
@@ -99,14 +100,14 @@ plant)
 *) echo edited > b.txt; echo edited ;;
 esac
 `)
-	script := e.writeScript("two.workflow.js", `export const meta = {name: "two", description: "plant, then isolate"}
+	script := writeScript(e, "two.workflow.js", `export const meta = {name: "two", description: "plant, then isolate"}
 await agent("plant", {label: "plant"})
 return await agent("work", {label: "work", isolation: "worktree"})`)
-	e.runCompleted(script, "--command-executor", agent, "--executor", "command")
+	e.RunCompleted(script, "--command-executor", agent, "--executor", "command")
 	if ran := ranOutside(t, outside); len(ran) > 0 {
 		t.Fatalf("dynworkflow's git ran what an agent put in .git: %v", ran)
 	}
-	e.dwOK("worktrees")
+	e.DWOK("worktrees")
 	if ran := ranOutside(t, outside); len(ran) > 0 {
 		t.Fatalf("dynworkflow worktrees ran what an agent put in .git: %v", ran)
 	}
@@ -118,20 +119,20 @@ return await agent("work", {label: "work", isolation: "worktree"})`)
 func TestWorktreesCleanLeavesTheUsersWorktreesAlone(t *testing.T) {
 	e := gitEnv(t, map[string]string{"a.txt": "a\n"})
 	mine := filepath.Join(t.TempDir(), "feature")
-	e.git("worktree", "add", "-q", "-b", "dynworkflow/x/feature", mine)
+	git(e, "worktree", "add", "-q", "-b", "dynworkflow/x/feature", mine)
 	if err := os.WriteFile(filepath.Join(mine, "work.txt"), []byte("my uncommitted work\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.dw("worktrees", "clean", "--force")
-	e.dw("worktrees", "clean", "x", "--force")
-	e.dw("worktrees", "clean", "x", "feature", "--force")
+	e.DW("worktrees", "clean", "--force")
+	e.DW("worktrees", "clean", "x", "--force")
+	e.DW("worktrees", "clean", "x", "feature", "--force")
 	if b, err := os.ReadFile(filepath.Join(mine, "work.txt")); err != nil || string(b) != "my uncommitted work\n" {
 		t.Fatalf("the user's worktree lost its work: %q, %v", b, err)
 	}
-	if got := e.git("branch", "--list", "dynworkflow/x/feature"); got == "" {
+	if got := git(e, "branch", "--list", "dynworkflow/x/feature"); got == "" {
 		t.Fatal("the user's branch was deleted")
 	}
-	if r := e.dw("worktrees"); strings.Contains(r.stdout, "feature") {
+	if r := e.DW("worktrees"); strings.Contains(r.Stdout, "feature") {
 		t.Errorf("worktrees lists the user's own worktree as ours:\n%s", r)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/internal/clitest"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -32,8 +33,8 @@ printf '{"text":"answer to %s","usage":{"input_tokens":100000,"output_tokens":10
 `
 
 // paidEnv is a project whose executor "paid" is paidScript, on gpt-5.4.
-func paidEnv(t *testing.T) (*env, string) {
-	e := newEnv(t)
+func paidEnv(t *testing.T) (*e2etest.Env, string) {
+	e := e2etest.NewEnv(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "paid.sh")
 	if err := os.WriteFile(script, []byte(paidScript), 0o755); err != nil {
@@ -42,7 +43,7 @@ func paidEnv(t *testing.T) (*env, string) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "release"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.writeConfig(map[string]any{
+	writeConfig(e, map[string]any{
 		"commands":  map[string]string{"paid": script + " " + dir},
 		"executors": map[string]any{"paid": map[string]any{"model": "gpt-5.4"}},
 	})
@@ -75,39 +76,39 @@ func release(t *testing.T, dir string) {
 func TestDollarCap(t *testing.T) {
 	t.Parallel()
 	e, _ := paidEnv(t)
-	e.write("cap.workflow.js", `export const meta = { name: 'cap', description: 'six paid calls' }
+	e.Write("cap.workflow.js", `export const meta = { name: 'cap', description: 'six paid calls' }
 const out = []
 for (let i = 0; i < 6; i++) out.push(await agent('task ' + i))
 return out.length`)
-	r := e.dw("run", "cap.workflow.js", "--executor", "paid", "--max-cost", "1", "--json")
-	expectCode(t, r, 2)
-	o := parseOutcome(t, r)
+	r := e.DW("run", "cap.workflow.js", "--executor", "paid", "--max-cost", "1", "--json")
+	e2etest.ExpectCode(t, r, 2)
+	o := e2etest.ParseOutcome(t, r)
 	var full engine.Outcome
-	_ = json.Unmarshal([]byte(r.stdout), &full)
+	_ = json.Unmarshal([]byte(r.Stdout), &full)
 	if full.Status != engine.StatusPaused || !strings.Contains(full.PauseReason, "dollar cap") || full.Stats.Live != 2 {
 		t.Fatalf("under a $1 cap at $0.40 a call: %s after %d calls (%q); want paused after 2\n%s", full.Status, full.Stats.Live, full.PauseReason, r)
 	}
-	list := e.dwOK("list")
-	if !regexp.MustCompile(regexp.QuoteMeta(o.RunID) + `\s+paused .*\s2\s+\S+\s+\$0\.80/\$1\.00\s`).MatchString(list.stdout) {
-		t.Errorf("list should show $0.80 spent of the $1.00 cap:\n%s", list.stdout)
+	list := e.DWOK("list")
+	if !regexp.MustCompile(regexp.QuoteMeta(o.RunID) + `\s+paused .*\s2\s+\S+\s+\$0\.80/\$1\.00\s`).MatchString(list.Stdout) {
+		t.Errorf("list should show $0.80 spent of the $1.00 cap:\n%s", list.Stdout)
 	}
-	show := e.dwOK("show", o.RunID)
-	if !strings.Contains(show.stdout, "$0.80 of $1.00 cap") || !strings.Contains(show.stdout, "dollar cap") {
-		t.Errorf("show should say what the run spent of its cap, and why it paused:\n%s", show.stdout)
+	show := e.DWOK("show", o.RunID)
+	if !strings.Contains(show.Stdout, "$0.80 of $1.00 cap") || !strings.Contains(show.Stdout, "dollar cap") {
+		t.Errorf("show should say what the run spent of its cap, and why it paused:\n%s", show.Stdout)
 	}
-	done := e.dw("resume", o.RunID, "--max-cost", "5")
-	expectCode(t, done, 0)
-	if !strings.Contains(done.stderr, "$2.40 of $5.00 cap") || strings.TrimSpace(done.stdout) != "6" {
+	done := e.DW("resume", o.RunID, "--max-cost", "5")
+	e2etest.ExpectCode(t, done, 0)
+	if !strings.Contains(done.Stderr, "$2.40 of $5.00 cap") || strings.TrimSpace(done.Stdout) != "6" {
 		t.Errorf("the resumed run should finish with $2.40 spent of $5.00:\n%s", done)
 	}
 
-	e.write("meta.workflow.js", `export const meta = { name: 'meta', description: 'capped by its meta', maxCost: 0.5 }
+	e.Write("meta.workflow.js", `export const meta = { name: 'meta', description: 'capped by its meta', maxCost: 0.5 }
 await agent('one')
 await agent('two')
 return 'both'`)
-	m := e.dw("run", "meta.workflow.js", "--executor", "paid")
-	expectCode(t, m, 2)
-	if !strings.Contains(m.stderr, "--max-cost $0.50") {
+	m := e.DW("run", "meta.workflow.js", "--executor", "paid")
+	e2etest.ExpectCode(t, m, 2)
+	if !strings.Contains(m.Stderr, "--max-cost $0.50") {
 		t.Errorf("a script's maxCost should cap its run:\n%s", m)
 	}
 }
@@ -117,15 +118,15 @@ return 'both'`)
 func TestPlan(t *testing.T) {
 	t.Parallel()
 	e, _ := paidEnv(t)
-	e.write("scan.workflow.js", `export const meta = { name: 'scan', description: 'scan, then verify', phases: ['Scan', 'Verify'] }
+	e.Write("scan.workflow.js", `export const meta = { name: 'scan', description: 'scan, then verify', phases: ['Scan', 'Verify'] }
 phase('Scan')
 const found = await parallel(Array.from({ length: 12 }, (_, i) => () => agent('scan part ' + i, { label: 'scan-' + (i + 1) })))
 phase('Verify')
 const ok = await checkpoint('Verify them?', { default: true })
 return ok ? await agent('verify ' + found.length, { label: 'verify' }) : 'skipped'`)
 	var p engine.Plan
-	r := e.dwOK("plan", "scan.workflow.js", "--executor", "paid", "--route", "scan *=gpt-5.4-nano", "--json")
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+	r := e.DWOK("plan", "scan.workflow.js", "--executor", "paid", "--route", "scan *=gpt-5.4-nano", "--json")
+	if err := json.Unmarshal([]byte(r.Stdout), &p); err != nil {
 		t.Fatalf("plan --json: %v\n%s", err, r)
 	}
 	f := p.Forecast
@@ -136,29 +137,29 @@ return ok ? await agent('verify ' + found.length, { label: 'verify' }) : 'skippe
 	if len(p.Checkpoints) != 1 || string(p.Checkpoints[0].Assumed) != "true" {
 		t.Errorf("the plan should say it assumed the checkpoint's default: %+v", p.Checkpoints)
 	}
-	if runs := e.list(); len(runs) != 0 {
+	if runs := e.List(); len(runs) != 0 {
 		t.Fatalf("plan left %d runs behind", len(runs))
 	}
-	text := e.dwOK("plan", "scan.workflow.js", "--executor", "paid")
+	text := e.DWOK("plan", "scan.workflow.js", "--executor", "paid")
 	for _, w := range []string{"13 agent calls, forecast $", "no earlier run of this workflow", "scan *", "gpt-5.4", "the built-in table of 2026-"} {
-		if !strings.Contains(text.stdout, w) {
-			t.Errorf("plan's table lacks %q:\n%s", w, text.stdout)
+		if !strings.Contains(text.Stdout, w) {
+			t.Errorf("plan's table lacks %q:\n%s", w, text.Stdout)
 		}
 	}
 
 	// After one real run every call's tokens are known: 13 calls at
 	// $0.40 each on gpt-5.4.
-	e.dwOK("run", "scan.workflow.js", "--executor", "paid")
-	r = e.dwOK("plan", "scan.workflow.js", "--executor", "paid", "--json")
+	e.DWOK("run", "scan.workflow.js", "--executor", "paid")
+	r = e.DWOK("plan", "scan.workflow.js", "--executor", "paid", "--json")
 	p = engine.Plan{}
-	_ = json.Unmarshal([]byte(r.stdout), &p)
+	_ = json.Unmarshal([]byte(r.Stdout), &p)
 	if p.Forecast.LearnedFrom != 1 || p.Forecast.Basis["path"] != 13 || fmt.Sprintf("%.2f", p.Forecast.USD) != "5.20" {
 		t.Errorf("after one run: learned from %d runs, bases %v, forecast $%.2f; want 1, 13 by path, $5.20",
 			p.Forecast.LearnedFrom, p.Forecast.Basis, p.Forecast.USD)
 	}
-	text = e.dwOK("plan", "scan.workflow.js", "--executor", "paid")
-	if !strings.Contains(text.stdout, "learned from 1 earlier run of this workflow in this project, for 13 of 13 calls") {
-		t.Errorf("plan should say what it learned from:\n%s", text.stdout)
+	text = e.DWOK("plan", "scan.workflow.js", "--executor", "paid")
+	if !strings.Contains(text.Stdout, "learned from 1 earlier run of this workflow in this project, for 13 of 13 calls") {
+		t.Errorf("plan should say what it learned from:\n%s", text.Stdout)
 	}
 }
 
@@ -168,18 +169,18 @@ return ok ? await agent('verify ' + found.length, { label: 'verify' }) : 'skippe
 func TestConfirmAboveWithoutATerminal(t *testing.T) {
 	t.Parallel()
 	e, _ := paidEnv(t)
-	e.write("c.workflow.js", `export const meta = { name: 'c', description: 'two paid calls' }
+	e.Write("c.workflow.js", `export const meta = { name: 'c', description: 'two paid calls' }
 await agent('one'); await agent('two')
 return 'ran'`)
-	r := e.dw("run", "c.workflow.js", "--executor", "paid", "--confirm-above", "0.5")
-	expectCode(t, r, 1)
-	if !strings.Contains(r.stderr, "forecast to cost $") || !strings.Contains(r.stderr, "--yes") || len(e.list()) != 0 {
+	r := e.DW("run", "c.workflow.js", "--executor", "paid", "--confirm-above", "0.5")
+	e2etest.ExpectCode(t, r, 1)
+	if !strings.Contains(r.Stderr, "forecast to cost $") || !strings.Contains(r.Stderr, "--yes") || len(e.List()) != 0 {
 		t.Fatalf("a headless run over --confirm-above should be refused before it exists:\n%s", r)
 	}
-	ok := e.dw("run", "c.workflow.js", "--executor", "paid", "--confirm-above", "0.5", "--yes")
-	expectCode(t, ok, 0)
-	under := e.dw("run", "c.workflow.js", "--executor", "paid", "--confirm-above", "5")
-	expectCode(t, under, 0)
+	ok := e.DW("run", "c.workflow.js", "--executor", "paid", "--confirm-above", "0.5", "--yes")
+	e2etest.ExpectCode(t, ok, 0)
+	under := e.DW("run", "c.workflow.js", "--executor", "paid", "--confirm-above", "5")
+	e2etest.ExpectCode(t, under, 0)
 }
 
 // TestSteerOneAgent stops one running call and restarts another in a run
@@ -189,32 +190,32 @@ return 'ran'`)
 func TestSteerOneAgent(t *testing.T) {
 	t.Parallel()
 	e, dir := paidEnv(t)
-	e.write("steer.workflow.js", `export const meta = { name: 'steer', description: 'two held calls and a plain one' }
+	e.Write("steer.workflow.js", `export const meta = { name: 'steer', description: 'two held calls and a plain one' }
 const [a, b, c] = await parallel([
   () => agent('hold a', { label: 'first' }),
   () => agent('hold b', { label: 'second' }),
   () => agent('plain c', { label: 'third' }),
 ])
 return { a, b, c }`)
-	s := e.serve("--executor", "paid")
-	r := e.dwOK("run", "steer.workflow.js", "--json")
+	s := e2etest.Serve(e, "--executor", "paid")
+	r := e.DWOK("run", "steer.workflow.js", "--json")
 	var st struct{ RunID string }
-	_ = json.Unmarshal([]byte(r.stdout), &st)
-	waitUntil(t, "both held calls to start", func() bool { return started(dir) == 2 })
+	_ = json.Unmarshal([]byte(r.Stdout), &st)
+	e2etest.WaitUntil(t, "both held calls to start", func() bool { return started(dir) == 2 })
 
-	restarted := e.dwOK("restart", st.RunID, "first")
-	if !strings.Contains(restarted.stdout, "restarted /par.0/0/agent.0 of "+st.RunID) {
+	restarted := e.DWOK("restart", st.RunID, "first")
+	if !strings.Contains(restarted.Stdout, "restarted /par.0/0/agent.0 of "+st.RunID) {
 		t.Errorf("restart: %s", restarted)
 	}
-	waitUntil(t, "the restarted call's second attempt", func() bool { return started(dir) == 3 })
-	e.dwOK("stop", st.RunID, "/par.0/1/agent.0")
+	e2etest.WaitUntil(t, "the restarted call's second attempt", func() bool { return started(dir) == 3 })
+	e.DWOK("stop", st.RunID, "/par.0/1/agent.0")
 	release(t, dir)
-	s.waitRun(st.RunID, "completed")
+	s.WaitRun(st.RunID, "completed")
 
-	d := e.show(st.RunID)
-	sameJSON(t, "the result", d.Result, json.RawMessage(`{"a": "answer to hold a", "b": null, "c": "answer to plain c"}`))
+	d := e.Show(st.RunID)
+	e2etest.SameJSON(t, "the result", d.Result, json.RawMessage(`{"a": "answer to hold a", "b": null, "c": "answer to plain c"}`))
 	var det engine.Detail
-	_ = json.Unmarshal([]byte(e.dwOK("show", st.RunID, "--json").stdout), &det)
+	_ = json.Unmarshal([]byte(e.DWOK("show", st.RunID, "--json").Stdout), &det)
 	for _, c := range det.Calls {
 		switch c.Label {
 		case "first":
@@ -230,14 +231,14 @@ return { a, b, c }`)
 	if len(det.Failures) != 1 || det.Failures[0].Class != "stopped" {
 		t.Errorf("failures %+v", det.Failures)
 	}
-	again := e.dw("stop", st.RunID, "first")
-	expectCode(t, again, 1)
+	again := e.DW("stop", st.RunID, "first")
+	e2etest.ExpectCode(t, again, 1)
 
 	// The event stream carried the run's spend as it went.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var spend []engine.SpendPayload
-	_ = s.client.Stream(ctx, 0, st.RunID, func(ev web.StreamEvent) error {
+	_ = s.Client.Stream(ctx, 0, st.RunID, func(ev web.StreamEvent) error {
 		if ev.Type == engine.EventRunSpend {
 			var p engine.SpendPayload
 			_ = json.Unmarshal(ev.Payload, &p)
@@ -275,34 +276,34 @@ def main(args):
 		t.Run(sc.file, func(t *testing.T) {
 			t.Parallel()
 			e, _ := paidEnv(t)
-			e.write(sc.file, sc.text)
-			src := parseOutcome(t, e.dwOK("run", sc.file, "--executor", "paid", "--json"))
-			r := e.dw("fork", src.RunID, "#2", "--prompt", "second rewritten", "--json")
-			expectCode(t, r, 0)
+			e.Write(sc.file, sc.text)
+			src := e2etest.ParseOutcome(t, e.DWOK("run", sc.file, "--executor", "paid", "--json"))
+			r := e.DW("fork", src.RunID, "#2", "--prompt", "second rewritten", "--json")
+			e2etest.ExpectCode(t, r, 0)
 			var fork engine.Outcome
-			if err := json.Unmarshal([]byte(r.stdout), &fork); err != nil || fork.RunID == src.RunID {
+			if err := json.Unmarshal([]byte(r.Stdout), &fork); err != nil || fork.RunID == src.RunID {
 				t.Fatalf("fork --json: %v\n%s", err, r)
 			}
 			if fork.Stats.Replayed != 1 || fork.Stats.Live != 2 || fmt.Sprintf("%.2f", fork.Stats.CostUSD) != "0.80" {
 				t.Errorf("the fork replayed %d, ran %d, cost $%.2f; want 1, 2, $0.80", fork.Stats.Replayed, fork.Stats.Live, fork.Stats.CostUSD)
 			}
-			show := e.dwOK("show", fork.RunID)
-			if !strings.Contains(show.stdout, "from "+src.RunID+" at /agent.1 (with a new prompt)") {
-				t.Errorf("show should say where the fork came from:\n%s", show.stdout)
+			show := e.DWOK("show", fork.RunID)
+			if !strings.Contains(show.Stdout, "from "+src.RunID+" at /agent.1 (with a new prompt)") {
+				t.Errorf("show should say where the fork came from:\n%s", show.Stdout)
 			}
-			diff := e.dwOK("diff", src.RunID, fork.RunID)
+			diff := e.DWOK("diff", src.RunID, fork.RunID)
 			for _, w := range []string{"~ /agent.1 : prompt, result differ", "~ /agent.2 : prompt, result differ", "1 calls the same, 2 differ", "the results differ"} {
-				if !strings.Contains(diff.stdout, w) {
-					t.Errorf("diff lacks %q:\n%s", w, diff.stdout)
+				if !strings.Contains(diff.Stdout, w) {
+					t.Errorf("diff lacks %q:\n%s", w, diff.Stdout)
 				}
 			}
 			var dj engine.RunDiff
-			if err := json.Unmarshal([]byte(e.dwOK("diff", src.RunID, fork.RunID, "--json").stdout), &dj); err != nil || dj.Changed != 2 || dj.Same != 1 {
+			if err := json.Unmarshal([]byte(e.DWOK("diff", src.RunID, fork.RunID, "--json").Stdout), &dj); err != nil || dj.Changed != 2 || dj.Same != 1 {
 				t.Errorf("diff --json: %+v (%v)", dj, err)
 			}
-			given := parseOutcome(t, e.dwOK("fork", src.RunID, "/agent.2", "--answer", "taken as given", "--json"))
-			d := e.show(given.RunID)
-			sameJSON(t, "the fork with a given answer", d.Result, json.RawMessage(`["answer to first", "answer to second after answer to first", "taken as given"]`))
+			given := e2etest.ParseOutcome(t, e.DWOK("fork", src.RunID, "/agent.2", "--answer", "taken as given", "--json"))
+			d := e.Show(given.RunID)
+			e2etest.SameJSON(t, "the fork with a given answer", d.Result, json.RawMessage(`["answer to first", "answer to second after answer to first", "taken as given"]`))
 		})
 	}
 }
@@ -316,30 +317,30 @@ func TestCapOnTheFakeModel(t *testing.T) {
 	for _, c := range []struct{ cli, executor string }{{clitest.Codex, "codex"}, {clitest.Pi, "pi"}} {
 		t.Run(c.executor, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
+			e := e2etest.NewEnv(t)
 			srv := fakeAgents(t, e, c.cli)
 			// 11 tokens in, 7 out per answer: $0.72 at $40,000 a million.
-			if err := os.MkdirAll(filepath.Join(e.config, "dynworkflow"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(e.Config, "dynworkflow"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(e.config, "dynworkflow", "prices.json"), []byte(`{
+			if err := os.WriteFile(filepath.Join(e.Config, "dynworkflow", "prices.json"), []byte(`{
   "models": {"gpt-5.5": {"input": 40000, "cachedInput": 40000, "output": 40000}},
   "defaultTokens": {"inputTokens": 11, "cachedInputTokens": 3, "outputTokens": 7}
 }`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			e.write("four.workflow.js", `export const meta = { name: 'four', description: 'four calls' }
+			e.Write("four.workflow.js", `export const meta = { name: 'four', description: 'four calls' }
 const out = []
 for (let i = 0; i < 4; i++) out.push(await agent('say hi ' + i))
 return out.length`)
-			r := e.dw("run", "four.workflow.js", "--executor", c.executor, "--max-cost", "2")
-			expectCode(t, r, 2)
-			if n := len(srv.Requests()); n != 2 || !strings.Contains(r.stderr, "$1.44 of $2.00 cap") {
+			r := e.DW("run", "four.workflow.js", "--executor", c.executor, "--max-cost", "2")
+			e2etest.ExpectCode(t, r, 2)
+			if n := len(srv.Requests()); n != 2 || !strings.Contains(r.Stderr, "$1.44 of $2.00 cap") {
 				t.Fatalf("under a $2 cap at $0.72 an answer, the model got %d requests; want 2 and $1.44 spent\n%s", n, r)
 			}
-			runs := e.list()
-			done := e.dw("resume", runs[0].RunID, "--max-cost", "10")
-			expectCode(t, done, 0)
+			runs := e.List()
+			done := e.DW("resume", runs[0].RunID, "--max-cost", "10")
+			e2etest.ExpectCode(t, done, 0)
 			if n := len(srv.Requests()); n != 4 {
 				t.Errorf("after the resume the model got %d requests in all, want 4 (two replayed)", n)
 			}

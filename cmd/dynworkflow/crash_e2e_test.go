@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/testsize"
 )
 
@@ -27,26 +28,26 @@ func TestKilledInItsFirstMillisecondsResumesOrNeverAppears(t *testing.T) {
 	t.Parallel()
 	kills, workers := testsize.Of(200, 40), 4
 	want := func() string {
-		e := newEnv(t)
-		return string(e.runCompleted(e.write("crashy.workflow.js", crashyWorkflow)).Result)
+		e := e2etest.NewEnv(t)
+		return string(e.RunCompleted(e.Write("crashy.workflow.js", crashyWorkflow)).Result)
 	}()
 	var mu sync.Mutex
 	appeared, resumed, completedFirst := 0, 0, 0
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			e := newEnv(t)
-			script := e.write("crashy.workflow.js", crashyWorkflow)
+			e := e2etest.NewEnv(t)
+			script := e.Write("crashy.workflow.js", crashyWorkflow)
 			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
 			for range kills / workers {
-				p := e.start("run", script, "--json", "--simulate-latency", "5ms..30ms")
+				p := e.Start("run", script, "--json", "--simulate-latency", "5ms..30ms")
 				time.Sleep(time.Duration(rng.IntN(150_001)) * time.Microsecond)
-				_ = p.cmd.Process.Signal(syscall.SIGKILL)
-				<-p.exited
+				_ = p.Cmd.Process.Signal(syscall.SIGKILL)
+				<-p.Exited
 			}
 			// What the kills left: every run listed has its name, and
 			// every journal on disk is a listed run.
-			sums := e.list()
+			sums := e.List()
 			listed := map[string]bool{}
 			for _, s := range sums {
 				listed[s.RunID] = true
@@ -54,7 +55,7 @@ func TestKilledInItsFirstMillisecondsResumesOrNeverAppears(t *testing.T) {
 					t.Errorf("a killed run is listed as %+v", s)
 				}
 			}
-			for id := range e.journalIDs() {
+			for id := range e.JournalIDs() {
 				if !listed[id] {
 					t.Errorf("journal %s is not listed", id)
 				}
@@ -66,12 +67,12 @@ func TestKilledInItsFirstMillisecondsResumesOrNeverAppears(t *testing.T) {
 					mu.Unlock()
 					continue
 				}
-				r := e.dw("resume", s.RunID, "--json")
-				if r.code != 0 || !strings.Contains(r.stdout, `"status": "completed"`) {
+				r := e.DW("resume", s.RunID, "--json")
+				if r.Code != 0 || !strings.Contains(r.Stdout, `"status": "completed"`) {
 					t.Errorf("resume of %s (listed %s):\n%s", s.RunID, s.Status, r)
 					continue
 				}
-				if o := parseOutcome(t, r); string(o.Result) != want {
+				if o := e2etest.ParseOutcome(t, r); string(o.Result) != want {
 					t.Errorf("resumed %s gave %s, want %s", s.RunID, o.Result, want)
 				}
 				mu.Lock()
@@ -98,21 +99,21 @@ func TestKilledInItsFirstMillisecondsResumesOrNeverAppears(t *testing.T) {
 func TestCrashFuzzReportsRerunsPerKill(t *testing.T) {
 	t.Parallel()
 	maxKills := testsize.Of(30, 10)
-	e := newEnv(t)
-	witness := filepath.Join(e.dir, "witness")
-	agent := e.write("agent.sh", fmt.Sprintf(`#!/bin/sh
+	e := e2etest.NewEnv(t)
+	witness := filepath.Join(e.Dir, "witness")
+	agent := e.Write("agent.sh", fmt.Sprintf(`#!/bin/sh
 sleep 0.0$(od -An -N1 -tu1 /dev/urandom | tr -d ' ' | cut -c1)
 echo "$1" >> %s
 echo "answer to $1"
 `, witness))
 	flags := []string{"--json", "--command-executor", "sh=sh " + agent + " {prompt}", "--executor", "sh", "--concurrency", "16"}
 	reruns, maxReruns := 0, 0
-	kills := e.killAndResume(7, maxKills, flags, func(p *proc, id string) {
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.exited
+	kills := killAndResume(e, 7, maxKills, flags, func(p *e2etest.Proc, id string) {
+		_ = p.Cmd.Process.Signal(syscall.SIGKILL)
+		<-p.Exited
 		// Witnessed but not durable: ran to its answer, will run again.
-		recs, _ := readJournal(t, e.journalPath(id))
-		durable := finishedAgents(recs)
+		recs, _ := e2etest.ReadJournal(t, e.JournalPath(id))
+		durable := e2etest.FinishedAgents(recs)
 		w, _ := os.ReadFile(witness)
 		lost := 0
 		seen := map[string]bool{}
@@ -139,9 +140,9 @@ echo "answer to $1"
 // clock), has kill end the running process, then resumes the run. It fails
 // the test unless the last execution returns what an uninterrupted run
 // does, and returns how many kills there were.
-func (e *env) killAndResume(seed uint64, maxKills int, flags []string, kill func(p *proc, id string)) int {
-	e.t.Helper()
-	script := e.write("fan.workflow.js", `export const meta = { name: 'fan', description: 'd' }
+func killAndResume(e *e2etest.Env, seed uint64, maxKills int, flags []string, kill func(p *e2etest.Proc, id string)) int {
+	e.T.Helper()
+	script := e.Write("fan.workflow.js", `export const meta = { name: 'fan', description: 'd' }
 const answers = await parallel(Array.from({ length: 400 }, (_, i) => () => agent('task ' + i)))
 return answers.join('|')
 `)
@@ -154,30 +155,30 @@ return answers.join('|')
 	}
 
 	rng := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
-	before := e.journalIDs()
-	p := e.start(append([]string{"run", script}, flags...)...)
-	id := p.waitNewJournal(before)
+	before := e.JournalIDs()
+	p := e.Start(append([]string{"run", script}, flags...)...)
+	id := p.WaitNewJournal(before)
 	kills := 0
 	for ; kills < maxKills; kills++ {
 		time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
-		if !p.alive() {
+		if !p.Alive() {
 			break
 		}
 		kill(p, id)
-		p = e.start(append([]string{"resume", id}, flags...)...)
+		p = e.Start(append([]string{"resume", id}, flags...)...)
 	}
-	r := p.wait()
-	if r.code != 0 {
-		e.t.Fatalf("the last execution did not complete:\n%s", r)
+	r := p.Wait()
+	if r.Code != 0 {
+		e.T.Fatalf("the last execution did not complete:\n%s", r)
 	}
-	if o := parseOutcome(e.t, r); string(o.Result) != fmt.Sprintf("%q", want.String()) {
-		e.t.Errorf("result %s, want the uninterrupted run's", o.Result)
+	if o := e2etest.ParseOutcome(e.T, r); string(o.Result) != fmt.Sprintf("%q", want.String()) {
+		e.T.Errorf("result %s, want the uninterrupted run's", o.Result)
 	}
 	return kills
 }
 
 // promptsOf maps the prompt of every started agent call to its path.
-func promptsOf(recs []jrec) map[string]string {
+func promptsOf(recs []e2etest.Record) map[string]string {
 	out := map[string]string{}
 	for _, r := range recs {
 		if r.Type == "call.started" && r.Call != nil {

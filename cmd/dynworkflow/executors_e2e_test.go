@@ -11,6 +11,7 @@ import (
 
 	agentproc "github.com/dynworkflow/dynworkflow/executors/proc"
 	"github.com/dynworkflow/dynworkflow/internal/clitest"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
 )
 
@@ -45,10 +46,10 @@ func codexEnvWith(t *testing.T, opts fakemodel.Options) *fakemodel.Server {
 
 // childGroups lists the process groups of the agent processes that the
 // state's child registry records.
-func (e *env) childGroups() []int {
-	reg, err := agentproc.OpenRegistry(filepath.Join(e.state, "children"), nil)
+func childGroups(e *e2etest.Env) []int {
+	reg, err := agentproc.OpenRegistry(filepath.Join(e.State, "children"), nil)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return reg.Groups()
 }
@@ -59,50 +60,50 @@ func (e *env) childGroups() []int {
 // replays every call that had finished and completes the run.
 func TestCodexFiftyAgentsKillResume(t *testing.T) {
 	srv := codexEnv(t)
-	e := newEnv(t)
-	script := e.write("fan.workflow.js", fanOut)
+	e := e2etest.NewEnv(t)
+	script := e.Write("fan.workflow.js", fanOut)
 	const n = 50
 	// Slow answers keep codex children running when the kill comes.
 	srv.SetDelay(400 * time.Millisecond)
 
-	before := e.journalIDs()
-	p := e.start("run", script, "--json", "--executor", "codex", "--concurrency", "8", "--args", fmt.Sprintf(`{"n":%d}`, n))
-	id := p.waitNewJournal(before)
-	journal := e.journalPath(id)
-	p.waitFinished(journal, 10)
+	before := e.JournalIDs()
+	p := e.Start("run", script, "--json", "--executor", "codex", "--concurrency", "8", "--args", fmt.Sprintf(`{"n":%d}`, n))
+	id := p.WaitNewJournal(before)
+	journal := e.JournalPath(id)
+	p.WaitFinished(journal, 10)
 	var groups []int
-	waitUntil(t, "codex children in the registry", func() bool {
-		groups = e.childGroups()
+	e2etest.WaitUntil(t, "codex children in the registry", func() bool {
+		groups = childGroups(e)
 		return len(groups) > 0
 	})
-	p.signal(syscall.SIGKILL)
-	if r := p.wait(); r.signal != syscall.SIGKILL {
+	p.Signal(syscall.SIGKILL)
+	if r := p.Wait(); r.Signal != syscall.SIGKILL {
 		t.Fatalf("the run ended before the kill:\n%s", r)
 	}
-	recs, _ := readJournal(t, journal)
-	finished := finishedAgents(recs)
+	recs, _ := e2etest.ReadJournal(t, journal)
+	finished := e2etest.FinishedAgents(recs)
 	if len(finished) >= n {
 		t.Fatalf("all %d calls finished before the kill", n)
 	}
 	t.Logf("killed with %d calls finished and %d codex process groups recorded", len(finished), len(groups))
 
 	// The next start (any command) reaps what the killed process left.
-	e.dwOK("list", "--json")
+	e.DWOK("list", "--json")
 	for _, g := range groups {
-		waitUntil(t, fmt.Sprintf("codex process group %d to be gone", g), func() bool { return !agentproc.GroupAlive(g) })
+		e2etest.WaitUntil(t, fmt.Sprintf("codex process group %d to be gone", g), func() bool { return !agentproc.GroupAlive(g) })
 	}
-	if left := e.childGroups(); len(left) != 0 {
+	if left := childGroups(e); len(left) != 0 {
 		t.Errorf("the registry still lists %v after the next start", left)
 	}
 
 	srv.SetDelay(0)
-	r := e.dw("resume", id, "--json")
-	expectCode(t, r, 0)
-	o := parseOutcome(t, r)
+	r := e.DW("resume", id, "--json")
+	e2etest.ExpectCode(t, r, 0)
+	o := e2etest.ParseOutcome(t, r)
 	if o.Status != "completed" {
 		t.Fatalf("resume did not complete:\n%s", r)
 	}
-	noReRun(t, journal, finished)
+	e2etest.NoReRun(t, journal, finished)
 	if o.Stats.Replayed < len(finished) {
 		t.Errorf("replayed %d calls, want at least the %d that had finished", o.Stats.Replayed, len(finished))
 	}
@@ -123,23 +124,23 @@ func TestCodexFiftyAgentsKillResume(t *testing.T) {
 // completes it.
 func TestRateLimitPausesRun(t *testing.T) {
 	srv := codexEnv(t)
-	e := newEnv(t)
-	script := e.write("fan.workflow.js", fanOut)
+	e := e2etest.NewEnv(t)
+	script := e.Write("fan.workflow.js", fanOut)
 	srv.Force(fakemodel.Err429)
-	r := e.dw("run", script, "--json", "--executor", "codex", "--args", `{"n":3}`)
-	expectCode(t, r, 2)
-	o := parseOutcome(t, r)
+	r := e.DW("run", script, "--json", "--executor", "codex", "--args", `{"n":3}`)
+	e2etest.ExpectCode(t, r, 2)
+	o := e2etest.ParseOutcome(t, r)
 	if o.Status != "paused" || !strings.Contains(o.PauseReason, "rate limited") || !strings.Contains(o.PauseReason, "429") {
 		t.Fatalf("want a run paused for the rate limit, with the reason:\n%s", r)
 	}
-	if s := e.listed(o.RunID); s.Status != "paused" || !strings.Contains(s.PauseReason, "429") {
+	if s := e.Listed(o.RunID); s.Status != "paused" || !strings.Contains(s.PauseReason, "429") {
 		t.Errorf("list shows %+v, want paused with the 429 reason", s)
 	}
 
 	srv.Force("")
-	r = e.dw("resume", o.RunID, "--json")
-	expectCode(t, r, 0)
-	o = parseOutcome(t, r)
+	r = e.DW("resume", o.RunID, "--json")
+	e2etest.ExpectCode(t, r, 0)
+	o = e2etest.ParseOutcome(t, r)
 	var res struct {
 		Answered int `json:"answered"`
 	}

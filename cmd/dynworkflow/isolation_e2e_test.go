@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -31,21 +31,21 @@ return r.filter(x => x === 'done').length
 // checkpoint answer. Each is refused or fails its own run with a clear
 // error; the server stays up and the 300-agent run completes.
 func TestServeSurvivesHostileRuns(t *testing.T) {
-	e := newEnv(t)
-	gate := filepath.Join(e.dir, "gate")
+	e := e2etest.NewEnv(t)
+	gate := filepath.Join(e.Dir, "gate")
 	// The agents of the big run wait until the test has sent everything:
 	// they are in flight all along, whatever the machine's speed.
-	agent := e.write("agent.sh", "#!/bin/sh\nwhile [ ! -e "+gate+" ]; do sleep 0.02; done\necho done\n")
-	s := e.serve("--command-executor", "gate=sh "+agent)
+	agent := e.Write("agent.sh", "#!/bin/sh\nwhile [ ! -e "+gate+" ]; do sleep 0.02; done\necho done\n")
+	s := e2etest.Serve(e, "--command-executor", "gate=sh "+agent)
 	ctx := context.Background()
-	big, err := s.client.Start(ctx, web.StartRequest{Script: bigWorkflow,
+	big, err := s.Client.Start(ctx, web.StartRequest{Script: bigWorkflow,
 		Options: &web.RunOptions{Executor: new("gate"), Concurrency: new(8)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the big run's agents to start", func() bool {
-		recs, _ := readJournal(t, e.journalPath(big.RunID))
-		return len(startedAfter(recs, 0)) >= 8
+	e2etest.WaitUntil(t, "the big run's agents to start", func() bool {
+		recs, _ := e2etest.ReadJournal(t, e.JournalPath(big.RunID))
+		return len(e2etest.StartedAfter(recs, 0)) >= 8
 	})
 
 	apiError := func(what string, err error, status int, phrase string) {
@@ -57,26 +57,26 @@ func TestServeSurvivesHostileRuns(t *testing.T) {
 	}
 	nested := "export const meta = { name: 'nested', description: '600,000 [' }\nreturn " +
 		strings.Repeat("[", 600000) + strings.Repeat("]", 600000) + "\n"
-	_, err = s.client.Start(ctx, web.StartRequest{Script: nested})
+	_, err = s.Client.Start(ctx, web.StartRequest{Script: nested})
 	apiError("the 1.2 MB nested script", err, http.StatusBadRequest, "nests more than 1000 levels deep here")
 
 	// Bodies no well-behaved client sends (encoding/json would not
 	// encode them): sent as bytes.
 	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
 	body, _ := json.Marshal(web.StartRequest{Script: quickWorkflow})
-	status, text := s.post("/api/runs", strings.Replace(string(body), "{", `{"args":`+deep+",", 1))
+	status, text := s.Post("/api/runs", strings.Replace(string(body), "{", `{"args":`+deep+",", 1))
 	if status != http.StatusBadRequest {
 		t.Errorf("args nested 20,000 levels: %d %s", status, text)
 	}
 	for _, n := range []int{1001, 5000} {
 		deep := strings.Repeat("[", n) + strings.Repeat("]", n)
-		status, text := s.post("/api/runs", strings.Replace(string(body), "{", `{"args":`+deep+",", 1))
+		status, text := s.Post("/api/runs", strings.Replace(string(body), "{", `{"args":`+deep+",", 1))
 		if status != http.StatusBadRequest || !strings.Contains(text, "nested more than 1000 levels deep") {
 			t.Errorf("args nested %d levels: %d %s", n, status, text)
 		}
 	}
 
-	e.write(".claude/workflows/child.workflow.js", "export const meta = { name: 'child', description: 'c' }\nreturn 1\n")
+	e.Write(".claude/workflows/child.workflow.js", "export const meta = { name: 'child', description: 'c' }\nreturn 1\n")
 	failing := map[string]string{
 		"a deep result": `export const meta = { name: 'deep', description: 'deep' }
 let o = 'leaf'; for (let i = 0; i < 200000; i++) o = [o]
@@ -98,68 +98,50 @@ return f()
 		"arguments at the top level": "ReferenceError: arguments is not defined",
 	}
 	for what, script := range failing {
-		r, err := s.client.Start(ctx, web.StartRequest{Script: script, Options: &web.RunOptions{Executor: new("simulate")}})
+		r, err := s.Client.Start(ctx, web.StartRequest{Script: script, Options: &web.RunOptions{Executor: new("simulate")}})
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		s.waitRun(r.RunID, "failed")
-		d, err := s.client.Run(ctx, r.RunID)
+		s.WaitRun(r.RunID, "failed")
+		d, err := s.Client.Run(ctx, r.RunID)
 		if err != nil || !strings.Contains(d.Summary.Error, want[what]) {
 			t.Errorf("%s: failed with %q, %v; want %q", what, d.Summary.Error, err, want[what])
 		}
 	}
 
 	// The CLI forwards a run to the live server; it fails there alone.
-	r := e.dw("run", e.write("deep.workflow.js", failing["a deep result"]), "--executor", "simulate", "--attach")
-	expectCode(t, r, 1)
-	if !strings.Contains(r.stdout+r.stderr, want["a deep result"]) {
+	r := e.DW("run", e.Write("deep.workflow.js", failing["a deep result"]), "--executor", "simulate", "--attach")
+	e2etest.ExpectCode(t, r, 1)
+	if !strings.Contains(r.Stdout+r.Stderr, want["a deep result"]) {
 		t.Errorf("the forwarded run:\n%s", r)
 	}
 
 	// A checkpoint answer nested deep is refused; the run takes a good one.
-	asks, err := s.client.Start(ctx, web.StartRequest{Script: gateWorkflow, Options: &web.RunOptions{Executor: new("simulate")}})
+	asks, err := s.Client.Start(ctx, web.StartRequest{Script: gateWorkflow, Options: &web.RunOptions{Executor: new("simulate")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := s.waitCheckpoint(asks.RunID)
-	if status, text := s.post("/api/checkpoints/"+cp.ID+"/respond", `{"value":`+deep+`}`); status != http.StatusBadRequest {
+	cp := s.WaitCheckpoint(asks.RunID)
+	if status, text := s.Post("/api/checkpoints/"+cp.ID+"/respond", `{"value":`+deep+`}`); status != http.StatusBadRequest {
 		t.Errorf("a deep checkpoint answer: %d %s", status, text)
 	}
-	if err := s.client.Respond(ctx, cp.ID, json.RawMessage(`"beta"`)); err != nil {
+	if err := s.Client.Respond(ctx, cp.ID, json.RawMessage(`"beta"`)); err != nil {
 		t.Fatal(err)
 	}
-	s.waitRun(asks.RunID, "completed")
+	s.WaitRun(asks.RunID, "completed")
 
-	if !s.alive() {
-		t.Fatalf("serve exited:\n%s", s.res)
+	if !s.Alive() {
+		t.Fatalf("serve exited:\n%s", s.Res)
 	}
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.waitRun(big.RunID, "completed")
-	d, err := s.client.Run(ctx, big.RunID)
+	s.WaitRun(big.RunID, "completed")
+	d, err := s.Client.Run(ctx, big.RunID)
 	if err != nil || string(d.Result) != "300" || d.Summary.Stats.Live != 300 {
 		t.Fatalf("the big run: %s, %d live, %v", d.Result, d.Summary.Stats.Live, err)
 	}
-	if _, err := s.client.Health(ctx); err != nil || !s.alive() {
-		t.Fatalf("serve is not up: %v\n%s", err, s.res)
+	if _, err := s.Client.Health(ctx); err != nil || !s.Alive() {
+		t.Fatalf("serve is not up: %v\n%s", err, s.Res)
 	}
-}
-
-// post sends body to the server as it is, with the server's token.
-func (s *serving) post(path, body string) (int, string) {
-	s.e.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.desc.URL+path, strings.NewReader(body))
-	if err != nil {
-		s.e.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+s.desc.Token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.e.t.Fatalf("POST %s: %v", path, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/internal/clitest"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
 )
 
@@ -63,44 +64,44 @@ func TestDeadEndpointPausesEachCLI(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(srv.Close)
-			e := newEnv(t)
-			e.environ = append(clitest.Setup(t, tc.cli, srv.URL()), tc.env...)
-			script := e.write("one.workflow.js", oneCall)
+			e := e2etest.NewEnv(t)
+			e.Environ = append(clitest.Setup(t, tc.cli, srv.URL()), tc.env...)
+			script := e.Write("one.workflow.js", oneCall)
 			// The model takes its time: the agent is waiting on it when
 			// the server dies.
 			srv.SetDelay(time.Hour)
-			before := e.journalIDs()
+			before := e.JournalIDs()
 			args := append([]string{"run", script, "--json", "--executor", tc.executor}, tc.flags...)
-			p := e.startFor(liveTimeout, args...)
-			id := p.waitNewJournal(before)
-			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			p := e.StartFor(liveTimeout, args...)
+			id := p.WaitNewJournal(before)
+			ctx, cancel := context.WithTimeout(context.Background(), e2etest.WaitTimeout)
 			defer cancel()
 			if err := srv.WaitRequests(ctx, 1); err != nil {
-				t.Fatalf("%v\n%s", err, p.stderr.String())
+				t.Fatalf("%v\n%s", err, p.Stderr.String())
 			}
 
 			// Liveness, from another process: the running call's last
 			// activity, what and when.
 			var seen callActivity
-			waitUntil(t, "show RUN CALL to give the call's activity", func() bool {
-				r := e.dw("show", id, "/agent.0", "--json")
-				if r.code != 0 || json.Unmarshal([]byte(r.stdout), &seen) != nil {
+			e2etest.WaitUntil(t, "show RUN CALL to give the call's activity", func() bool {
+				r := e.DW("show", id, "/agent.0", "--json")
+				if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &seen) != nil {
 					return false
 				}
 				return seen.Activity != nil
 			})
 			t.Logf("%s: last activity while waiting on the model: %s %q at %s", tc.cli, seen.Activity.Activity.Kind,
 				seen.Activity.Activity.Text, seen.Activity.Activity.At.Format(time.TimeOnly))
-			if text := e.dwOK("show", id, "/agent.0").stdout; !strings.Contains(text, "Activity") {
+			if text := e.DWOK("show", id, "/agent.0").Stdout; !strings.Contains(text, "Activity") {
 				t.Errorf("show RUN CALL does not print the activity:\n%s", text)
 			}
 
 			stopped := time.Now()
 			srv.Stop()
-			r := p.wait()
+			r := p.Wait()
 			took := time.Since(stopped)
-			expectCode(t, r, 2)
-			o := parseOutcome(t, r)
+			e2etest.ExpectCode(t, r, 2)
+			o := e2etest.ParseOutcome(t, r)
 			for _, want := range []string{"executor " + tc.executor + " is unavailable", "cannot reach its model endpoint", "Fix: make the model endpoint reachable"} {
 				if !strings.Contains(o.PauseReason, want) {
 					t.Fatalf("pause reason %q lacks %q", o.PauseReason, want)
@@ -109,8 +110,8 @@ func TestDeadEndpointPausesEachCLI(t *testing.T) {
 			t.Logf("%s: the run paused as unavailable %s after the model server stopped: %s", tc.cli, took.Round(100*time.Millisecond), o.PauseReason)
 			// The live view named the call and said what was wrong as it
 			// happened.
-			if !strings.Contains(r.stderr, "⏳ greeter (/agent.0): unreachable: ") {
-				t.Errorf("the live view never said the agent could not reach its endpoint:\n%s", r.stderr)
+			if !strings.Contains(r.Stderr, "⏳ greeter (/agent.0): unreachable: ") {
+				t.Errorf("the live view never said the agent could not reach its endpoint:\n%s", r.Stderr)
 			}
 			if took > time.Minute {
 				t.Errorf("%s: the dead endpoint was reported after %s, over a minute", tc.cli, took)
@@ -120,7 +121,7 @@ func TestDeadEndpointPausesEachCLI(t *testing.T) {
 			if err := srv.Restart(); err != nil {
 				t.Fatal(err)
 			}
-			again := parseOutcome(t, e.dwOK(append([]string{"resume", id, "--json"}, tc.flags...)...))
+			again := e2etest.ParseOutcome(t, e.DWOK(append([]string{"resume", id, "--json"}, tc.flags...)...))
 			if again.Status != "completed" || !strings.Contains(string(again.Result), fakemodel.TextAnswer) {
 				t.Fatalf("resume: %s %s (%s)", again.Status, again.Result, again.Error)
 			}
@@ -135,31 +136,31 @@ func TestLivenessOnACommandExecutor(t *testing.T) {
 	t.Parallel()
 	t.Run("idle", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		script := e.write("one.workflow.js", oneCall)
+		e := e2etest.NewEnv(t)
+		script := e.Write("one.workflow.js", oneCall)
 		// The first attempt prints a line and hangs; the second answers.
 		cmd := `idle=sh -c 'if [ ! -e tried ]; then : > tried; echo thinking; sleep 600; fi; echo answered'`
-		r := e.dw("run", script, "--json", "--command-executor", cmd, "--executor", "idle", "--idle-timeout", "1s")
-		expectCode(t, r, 0)
-		if o := parseOutcome(t, r); o.Status != "completed" || string(o.Result) != `"answered"` {
+		r := e.DW("run", script, "--json", "--command-executor", cmd, "--executor", "idle", "--idle-timeout", "1s")
+		e2etest.ExpectCode(t, r, 0)
+		if o := e2etest.ParseOutcome(t, r); o.Status != "completed" || string(o.Result) != `"answered"` {
 			t.Fatalf("outcome %s %s, want the retry's answer", o.Status, o.Result)
 		}
-		text := e.dwOK("show", "last", "/agent.0").stdout
+		text := e.DWOK("show", "last", "/agent.0").Stdout
 		if !strings.Contains(text, "transient") || !strings.Contains(text, "no progress for 1s") {
 			t.Fatalf("show does not tell of the idle attempt's retry:\n%s", text)
 		}
 	})
 	t.Run("unreachable", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		script := e.write("one.workflow.js", oneCall)
+		e := e2etest.NewEnv(t)
+		script := e.Write("one.workflow.js", oneCall)
 		cmd := `down=sh -c 'echo "curl: (7) Failed to connect to 127.0.0.1 port 9: Connection refused" >&2; exit 75'`
 		start := time.Now()
-		p := e.startFor(liveTimeout, "run", script, "--json", "--command-executor", cmd, "--executor", "down")
-		r := p.wait()
+		p := e.StartFor(liveTimeout, "run", script, "--json", "--command-executor", cmd, "--executor", "down")
+		r := p.Wait()
 		took := time.Since(start)
-		expectCode(t, r, 2)
-		o := parseOutcome(t, r)
+		e2etest.ExpectCode(t, r, 2)
+		o := e2etest.ParseOutcome(t, r)
 		if !strings.Contains(o.PauseReason, "executor down is unavailable") || !strings.Contains(o.PauseReason, "Connection refused") {
 			t.Fatalf("pause reason %q, want the executor unavailable, quoting the refusal", o.PauseReason)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
 )
 
@@ -21,22 +22,22 @@ import (
 // tool that starts a process in a session of its own, out of reach of any
 // process-group kill, as a build or a dev server would.
 func TestCodexGrandchildrenDieWithTheRuntime(t *testing.T) {
-	e := newEnv(t)
-	pids := filepath.Join(e.dir, "tool-pids")
+	e := e2etest.NewEnv(t)
+	pids := filepath.Join(e.Dir, "tool-pids")
 	codexEnvWith(t, fakemodel.Options{
 		ToolCommand: fmt.Sprintf(`setsid sh -c 'echo $$ >> %s; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 300`, pids),
 	})
-	script := e.write("tools.workflow.js", `export const meta = { name: 'tools', description: 'agents running tools' }
+	script := e.Write("tools.workflow.js", `export const meta = { name: 'tools', description: 'agents running tools' }
 return await parallel(Array.from({ length: 8 }, (_, i) => () => agent('`+fakemodel.Marker(fakemodel.Tool)+` task ' + i)))`)
 
-	p := e.start("run", script, "--json", "--executor", "codex", "--concurrency", "4")
+	p := e.Start("run", script, "--json", "--executor", "codex", "--concurrency", "4")
 	// The tools run in codex's sandbox, in a pid namespace of its own:
 	// their pids there are not ours, but their sleeps are in the tree, the
 	// two of each of the four tools once they have all started.
 	var tree map[int]string
-	waitUntil(t, "four codex agents running a tool each, with their two sleeps", func() bool {
+	e2etest.WaitUntil(t, "four codex agents running a tool each, with their two sleeps", func() bool {
 		b, _ := os.ReadFile(pids)
-		tree = descendants(p.cmd.Process.Pid)
+		tree = descendants(p.Cmd.Process.Pid)
 		sleeps := 0
 		for _, name := range tree {
 			if name == "sleep" {
@@ -45,9 +46,9 @@ return await parallel(Array.from({ length: 8 }, (_, i) => () => agent('`+fakemod
 		}
 		return bytes.Count(b, []byte("\n")) >= 4 && sleeps >= 8
 	})
-	p.signal(syscall.SIGKILL)
+	p.Signal(syscall.SIGKILL)
 	killed := time.Now()
-	if r := p.wait(); r.signal != syscall.SIGKILL {
+	if r := p.Wait(); r.Signal != syscall.SIGKILL {
 		t.Fatalf("the run ended before the kill:\n%s", r)
 	}
 	for time.Since(killed) < orphanGrace {
@@ -71,7 +72,7 @@ const orphanGrace = 30 * time.Second
 
 // procStat is what /proc/PID/stat says of a process.
 type procStat struct {
-	name, state string
+	name, State string
 	ppid        int
 }
 
@@ -85,7 +86,7 @@ func statOf(pid int) (st procStat, ok bool) {
 	if open < 0 || closing < open {
 		return st, false
 	}
-	if _, err := fmt.Sscan(string(b[closing+1:]), &st.state, &st.ppid); err != nil {
+	if _, err := fmt.Sscan(string(b[closing+1:]), &st.State, &st.ppid); err != nil {
 		return st, false
 	}
 	st.name = string(b[open+1 : closing])
@@ -113,7 +114,7 @@ func descendants(pid int) map[int]string {
 	parent := map[int]int{}
 	names := map[int]string{}
 	for p, st := range processes() {
-		if st.state != "Z" {
+		if st.State != "Z" {
 			parent[p], names[p] = st.ppid, st.name
 		}
 	}
@@ -133,7 +134,7 @@ func descendants(pid int) map[int]string {
 func stillRunning(tree map[int]string) map[int]string {
 	out := map[int]string{}
 	for pid, name := range tree {
-		if st, ok := statOf(pid); !ok || st.state == "Z" {
+		if st, ok := statOf(pid); !ok || st.State == "Z" {
 			continue
 		}
 		out[pid] = name
@@ -151,12 +152,12 @@ func TestLauncherGrandchildrenDieWithTheRuntime(t *testing.T) {
 	t.Parallel()
 	kills := []struct {
 		name string
-		kill func(p *proc) error
+		kill func(p *e2etest.Proc) error
 	}{
-		{"the process", func(p *proc) error { return p.cmd.Process.Kill() }},
-		{"its process group", func(p *proc) error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }},
-		{"the runtime under it", func(p *proc) error {
-			kids := childrenOf(p.cmd.Process.Pid)
+		{"the process", func(p *e2etest.Proc) error { return p.Cmd.Process.Kill() }},
+		{"its process group", func(p *e2etest.Proc) error { return syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL) }},
+		{"the runtime under it", func(p *e2etest.Proc) error {
+			kids := childrenOf(p.Cmd.Process.Pid)
 			if len(kids) != 1 {
 				return fmt.Errorf("dynworkflow has children %v, want one runtime", kids)
 			}
@@ -165,18 +166,18 @@ func TestLauncherGrandchildrenDieWithTheRuntime(t *testing.T) {
 	}
 	for _, k := range kills {
 		t.Run(k.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.group = true
-			pids := filepath.Join(e.dir, "work-pids")
-			launcher := e.write("launcher.sh", fmt.Sprintf(`#!/bin/sh
+			e := e2etest.NewEnv(t)
+			e.Group = true
+			pids := filepath.Join(e.Dir, "work-pids")
+			launcher := e.Write("launcher.sh", fmt.Sprintf(`#!/bin/sh
 setsid sh -c 'echo $$ >> %s; exec sleep 300' </dev/null >/dev/null 2>&1 &
 wait
 `, pids))
-			script := e.write("fan.workflow.js", fanOut)
-			p := e.start("run", script, "--json", "--command-executor", "launcher=sh "+launcher, "--executor", "launcher",
+			script := e.Write("fan.workflow.js", fanOut)
+			p := e.Start("run", script, "--json", "--command-executor", "launcher=sh "+launcher, "--executor", "launcher",
 				"--concurrency", "4", "--args", `{"n":8}`)
 			var work []int
-			waitUntil(t, "four launchers with their work started", func() bool {
+			e2etest.WaitUntil(t, "four launchers with their work started", func() bool {
 				b, _ := os.ReadFile(pids)
 				work = work[:0]
 				for _, f := range bytes.Fields(b) {
@@ -185,7 +186,7 @@ wait
 				}
 				return len(work) == 4
 			})
-			tree := descendants(p.cmd.Process.Pid)
+			tree := descendants(p.Cmd.Process.Pid)
 			for _, pid := range work {
 				if _, ok := tree[pid]; !ok {
 					t.Fatalf("the work process %d is not under dynworkflow: %v", pid, tree)
@@ -195,7 +196,7 @@ wait
 				t.Fatal(err)
 			}
 			killed := time.Now()
-			if r := p.wait(); r.signal != syscall.SIGKILL {
+			if r := p.Wait(); r.Signal != syscall.SIGKILL {
 				t.Errorf("dynworkflow ended with %s, want killed by SIGKILL", r)
 			}
 			for time.Since(killed) < orphanGrace && len(stillRunning(tree)) > 0 {

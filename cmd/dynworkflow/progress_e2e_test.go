@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // wideScript makes 200 agent calls in two phases, logs before its first
@@ -57,10 +58,10 @@ func TestLiveProgressOnATerminal(t *testing.T) {
 	for _, width := range []int{60, 80, 200} {
 		t.Run(fmt.Sprintf("%d columns", width), func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			script := e.write("wide.workflow.js", wideScript)
+			e := e2etest.NewEnv(t)
+			script := e.Write("wide.workflow.js", wideScript)
 			noColor := width == 80
-			p := e.startPTY(width, 30, noColor, "run", "wide.workflow.js", "--watch",
+			p := startPTY(e, width, 30, noColor, "run", "wide.workflow.js", "--watch",
 				"--simulate-latency", "20ms..60ms", "--concurrency", "8")
 
 			// While the first execution runs, the region is at the
@@ -138,33 +139,33 @@ func TestLiveProgressOnATerminal(t *testing.T) {
 // warnings that repeat rolled up into one line with a count.
 func TestProgressNotOnATerminal(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("wide.workflow.js", wideScript)
-	r := e.dw("run", "wide.workflow.js", "--simulate-latency", "40ms..80ms", "--concurrency", "4")
-	expectCode(t, r, 0)
-	if strings.ContainsRune(r.stderr, 0x1b) {
-		t.Errorf("stderr is not a terminal, yet it got escape sequences:\n%q", r.stderr)
+	e := e2etest.NewEnv(t)
+	e.Write("wide.workflow.js", wideScript)
+	r := e.DW("run", "wide.workflow.js", "--simulate-latency", "40ms..80ms", "--concurrency", "4")
+	e2etest.ExpectCode(t, r, 0)
+	if strings.ContainsRune(r.Stderr, 0x1b) {
+		t.Errorf("stderr is not a terminal, yet it got escape sequences:\n%q", r.Stderr)
 	}
-	lines := strings.Split(r.stderr, "\n")
+	lines := strings.Split(r.Stderr, "\n")
 	if countMatching(lines, regexp.MustCompile(`^\[[0-9.]+m?s\] wide-\S+ · .*\d+/\d+ calls done · \d+ running`)) == 0 {
-		t.Errorf("a 3-second run printed no plain progress line:\n%s", r.stderr)
+		t.Errorf("a 3-second run printed no plain progress line:\n%s", r.Stderr)
 	}
 	for _, l := range []string{"a log line before the first agent", fanOutHeader(0), "── Check", "LAST: 50"} {
 		if n := countEqual(lines, l); n != 1 {
-			t.Errorf("%q shows %d times, want once:\n%s", l, n, r.stderr)
+			t.Errorf("%q shows %d times, want once:\n%s", l, n, r.Stderr)
 		}
 	}
 
 	// Each of the 150 branches that throw becomes null with a warning: one
 	// line and a count, not 150 lines. The run completes with script
 	// errors: exit 3.
-	e.write("lens.workflow.js", lensScript)
-	r = e.dw("run", "lens.workflow.js")
-	expectCode(t, r, 3)
-	lines = strings.Split(r.stderr, "\n")
+	e.Write("lens.workflow.js", lensScript)
+	r = e.DW("run", "lens.workflow.js")
+	e2etest.ExpectCode(t, r, 3)
+	lines = strings.Split(r.Stderr, "\n")
 	nulls := regexp.MustCompile(`^warn: branch /par\.\d+/\d+ became null: .*FINDINGS is not defined`)
 	if n := countMatching(lines, nulls); n != 1 {
-		t.Errorf("the null branches got %d warning lines, want one:\n%s", n, r.stderr)
+		t.Errorf("the null branches got %d warning lines, want one:\n%s", n, r.Stderr)
 	}
 	rolled := regexp.MustCompile(`^⚠ (\d+)× warn: branch /par\.\d+/\d+ became null`)
 	var count int
@@ -174,10 +175,10 @@ func TestProgressNotOnATerminal(t *testing.T) {
 		}
 	}
 	if count < 100 {
-		t.Errorf("want a roll-up line counting the 100+ null branches:\n%s", r.stderr)
+		t.Errorf("want a roll-up line counting the 100+ null branches:\n%s", r.Stderr)
 	}
-	if !strings.Contains(r.stderr, "every warning, in full: dynworkflow show lens-") {
-		t.Errorf("the roll-up should say where the warnings are in full:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "every warning, in full: dynworkflow show lens-") {
+		t.Errorf("the roll-up should say where the warnings are in full:\n%s", r.Stderr)
 	}
 }
 
@@ -227,10 +228,10 @@ func assertOrder(t *testing.T, lines []string, want ...string) {
 
 // startPTY starts the binary with a pseudo-terminal of cols×rows as its
 // standard streams.
-func (e *env) startPTY(cols, rows int, noColor bool, args ...string) *ptyRun {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
-	cmd := e.command(ctx, args...)
+func startPTY(e *e2etest.Env, cols, rows int, noColor bool, args ...string) *ptyRun {
+	e.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), e2etest.CmdTimeout)
+	cmd := e.Command(ctx, args...)
 	cmd.Env = append(cmd.Env, "TERM=xterm-256color")
 	if noColor {
 		cmd.Env = append(cmd.Env, "NO_COLOR=1")
@@ -246,9 +247,9 @@ func (e *env) startPTY(cols, rows int, noColor bool, args ...string) *ptyRun {
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 	if err != nil {
 		cancel()
-		e.t.Fatalf("start dynworkflow %s on a pty: %v", strings.Join(args, " "), err)
+		e.T.Fatalf("start dynworkflow %s on a pty: %v", strings.Join(args, " "), err)
 	}
-	p := &ptyRun{e: e, args: args, out: newWatchBuffer(), exited: make(chan struct{}), terminal: f}
+	p := &ptyRun{Env: e, Args: args, out: e2etest.NewWatchBuffer(), Exited: make(chan struct{}), terminal: f}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -268,28 +269,28 @@ func (e *env) startPTY(cols, rows int, noColor bool, args ...string) *ptyRun {
 		p.err = cmd.Wait()
 		<-read
 		f.Close()
-		close(p.exited)
+		close(p.Exited)
 	}()
-	e.t.Cleanup(func() {
+	e.T.Cleanup(func() {
 		select {
-		case <-p.exited:
+		case <-p.Exited:
 		default:
 			_ = cmd.Process.Kill()
-			<-p.exited
+			<-p.Exited
 		}
 	})
-	p.signal = func(s os.Signal) error { return cmd.Process.Signal(s) }
+	p.Signal = func(s os.Signal) error { return cmd.Process.Signal(s) }
 	return p
 }
 
 // ptyRun is the binary running on a pseudo-terminal.
 type ptyRun struct {
-	e      *env
-	args   []string
-	out    *watchBuffer
-	exited chan struct{}
+	Env    *e2etest.Env
+	Args   []string
+	out    *e2etest.WatchBuffer
+	Exited chan struct{}
 	err    error
-	signal func(os.Signal) error
+	Signal func(os.Signal) error
 	// terminal is the pseudo-terminal's master: what is written to it is
 	// typed on the terminal, read by the binary as keys (Ctrl-C is "\x03").
 	terminal *os.File
@@ -298,25 +299,22 @@ type ptyRun struct {
 // waitOutput waits until the output matches re.
 func (p *ptyRun) waitOutput(t *testing.T, re *regexp.Regexp) {
 	t.Helper()
-	deadline := time.NewTimer(waitTimeout)
+	deadline := time.NewTimer(e2etest.WaitTimeout)
 	defer deadline.Stop()
 	for {
-		p.out.mu.Lock()
-		found := re.Match(sgrCode.ReplaceAll(p.out.buf.Bytes(), nil))
-		changed := p.out.changed
-		p.out.mu.Unlock()
-		if found {
+		text, changed := p.out.Changes()
+		if re.Match(sgrCode.ReplaceAll(text, nil)) {
 			return
 		}
 		select {
 		case <-changed:
-		case <-p.exited:
+		case <-p.Exited:
 			if !re.Match(sgrCode.ReplaceAll(p.out.Bytes(), nil)) {
-				t.Fatalf("dynworkflow %s exited (%v) before printing %q:\n%s", strings.Join(p.args, " "), p.err, re, p.out.String())
+				t.Fatalf("dynworkflow %s exited (%v) before printing %q:\n%s", strings.Join(p.Args, " "), p.err, re, p.out.String())
 			}
 			return
 		case <-deadline.C:
-			t.Fatalf("no %q within %v; output so far:\n%q", re, waitTimeout, p.out.String())
+			t.Fatalf("no %q within %v; output so far:\n%q", re, e2etest.WaitTimeout, p.out.String())
 		}
 	}
 }
@@ -324,27 +322,25 @@ func (p *ptyRun) waitOutput(t *testing.T, re *regexp.Regexp) {
 // waitMore waits until the process writes more, or exits.
 func (p *ptyRun) waitMore(t *testing.T) {
 	t.Helper()
-	p.out.mu.Lock()
-	changed := p.out.changed
-	p.out.mu.Unlock()
+	_, changed := p.out.Changes()
 	select {
 	case <-changed:
-	case <-p.exited:
-	case <-time.After(waitTimeout):
-		t.Fatalf("no more output within %v", waitTimeout)
+	case <-p.Exited:
+	case <-time.After(e2etest.WaitTimeout):
+		t.Fatalf("no more output within %v", e2etest.WaitTimeout)
 	}
 }
 
 // interrupt sends Ctrl-C and waits for the process to exit.
 func (p *ptyRun) interrupt(t *testing.T) {
 	t.Helper()
-	if err := p.signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := p.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatal(err)
 	}
 	select {
-	case <-p.exited:
-	case <-time.After(waitTimeout):
-		t.Fatalf("dynworkflow %s did not exit after Ctrl-C", strings.Join(p.args, " "))
+	case <-p.Exited:
+	case <-time.After(e2etest.WaitTimeout):
+		t.Fatalf("dynworkflow %s did not exit after Ctrl-C", strings.Join(p.Args, " "))
 	}
 	if strings.Contains(p.out.String(), "WARNING: DATA RACE") {
 		t.Errorf("the binary reported a data race:\n%s", p.out.String())
@@ -364,11 +360,11 @@ return checked.length
 // on a terminal and in a log file alike.
 func TestPhaseHeadersFromAgentOptions(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("lenses.workflow.js", readmeStyle)
-	p := e.startPTY(80, 30, true, "run", "lenses.workflow.js", "--simulate-latency", "5ms..20ms")
+	e := e2etest.NewEnv(t)
+	e.Write("lenses.workflow.js", readmeStyle)
+	p := startPTY(e, 80, 30, true, "run", "lenses.workflow.js", "--simulate-latency", "5ms..20ms")
 	p.waitOutput(t, regexp.MustCompile(`status: completed|completed`))
-	<-p.exited
+	<-p.Exited
 	term := newVT(80, 30)
 	term.feed(p.out.Bytes())
 	lines := term.lines()
@@ -379,12 +375,12 @@ func TestPhaseHeadersFromAgentOptions(t *testing.T) {
 	}
 	assertOrder(t, lines, "── Review", "── Verify")
 
-	r := e.dw("run", "lenses.workflow.js")
-	expectCode(t, r, 0)
-	plain := strings.Split(r.stderr, "\n")
+	r := e.DW("run", "lenses.workflow.js")
+	e2etest.ExpectCode(t, r, 0)
+	plain := strings.Split(r.Stderr, "\n")
 	for _, h := range []string{"── Review", "── Verify"} {
 		if n := countEqual(plain, h); n != 1 {
-			t.Errorf("%q shows %d times in a log file, want once:\n%s", h, n, r.stderr)
+			t.Errorf("%q shows %d times in a log file, want once:\n%s", h, n, r.Stderr)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/internal/clitest"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/fakemodel"
 )
 
@@ -32,27 +33,27 @@ func TestQuotaIsSharedByRunsInProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	e := newEnv(t)
-	e.environ = clitest.Setup(t, clitest.Pi, srv.URL())
-	script := e.write("four.workflow.js", fourCalls)
+	e := e2etest.NewEnv(t)
+	e.Environ = clitest.Setup(t, clitest.Pi, srv.URL())
+	script := e.Write("four.workflow.js", fourCalls)
 	run := []string{"run", script, "--json", "--executor", "pi", "--model", clitest.PiModel, "--concurrency", "2"}
 
 	// The limit starts at the first request, however long Pi takes to
 	// start; it lasts long enough for the other runs to start within it
 	// on a loaded machine.
 	srv.RateLimitFromNext(15 * time.Second)
-	procs := []*proc{e.startFor(liveTimeout, run...)}
-	waitUntil(t, "the first run to record the limit in the state root", func() bool {
-		m, _ := filepath.Glob(filepath.Join(e.state, "quota", "*.json"))
+	procs := []*e2etest.Proc{e.StartFor(liveTimeout, run...)}
+	e2etest.WaitUntil(t, "the first run to record the limit in the state root", func() bool {
+		m, _ := filepath.Glob(filepath.Join(e.State, "quota", "*.json"))
 		return len(m) > 0
 	})
 	// Two more runs, in two more processes, meet the spent account.
-	procs = append(procs, e.startFor(liveTimeout, run...), e.startFor(liveTimeout, run...))
+	procs = append(procs, e.StartFor(liveTimeout, run...), e.StartFor(liveTimeout, run...))
 	var ids []string
 	for i, p := range procs {
-		r := p.waitLong()
-		expectCode(t, r, 2)
-		o := parseOutcome(t, r)
+		r := waitLong(p)
+		e2etest.ExpectCode(t, r, 2)
+		o := e2etest.ParseOutcome(t, r)
 		if !strings.HasPrefix(o.PauseReason, "waiting for quota until ") {
 			t.Fatalf("run %d: pause reason %q, want it waiting for quota", i+1, o.PauseReason)
 		}
@@ -68,21 +69,21 @@ func TestQuotaIsSharedByRunsInProcesses(t *testing.T) {
 	if refused == 0 || refused > 2 {
 		t.Fatalf("%d requests reached the server in all; want those the first run had under way, at most its concurrency of 2, and none from the others", refused)
 	}
-	if text := e.dwOK("list").stdout; strings.Count(text, "waiting for quota until") != 3 {
+	if text := e.DWOK("list").Stdout; strings.Count(text, "waiting for quota until") != 3 {
 		t.Errorf("list does not show the three runs waiting for quota:\n%s", text)
 	}
 
 	// resume --wait, three at once: each waits for the reset and completes.
 	procs = nil
 	for _, id := range ids {
-		procs = append(procs, e.startFor(liveTimeout, "resume", id, "--json", "--wait", "--model", clitest.PiModel))
+		procs = append(procs, e.StartFor(liveTimeout, "resume", id, "--json", "--wait", "--model", clitest.PiModel))
 	}
 	for _, p := range procs {
-		r := p.waitLong()
-		expectCode(t, r, 0)
-		o := parseOutcome(t, r)
+		r := waitLong(p)
+		e2etest.ExpectCode(t, r, 0)
+		o := e2etest.ParseOutcome(t, r)
 		if o.Status != "completed" || string(o.Result) != "4" {
-			t.Errorf("resume --wait: %s %s (%s)\n%s", o.Status, o.Result, o.Error, r.stderr)
+			t.Errorf("resume --wait: %s %s (%s)\n%s", o.Status, o.Result, o.Error, r.Stderr)
 		}
 	}
 	answered := 0
@@ -101,27 +102,27 @@ func TestQuotaIsSharedByRunsInProcesses(t *testing.T) {
 
 // waitLong is wait for a process started with startFor: the real CLIs on
 // a loaded machine may take longer than cmdTimeout.
-func (p *proc) waitLong() result {
-	p.e.t.Helper()
-	return p.waitFor(liveTimeout)
+func waitLong(p *e2etest.Proc) e2etest.Result {
+	p.Env.T.Helper()
+	return p.WaitFor(liveTimeout)
 }
 
 // A run parked for its quota before serve started goes on by itself at
 // the reset once serve runs: serve finds it parked and resumes it then.
 func TestServeResumesAParkedRun(t *testing.T) {
-	e := newEnv(t)
-	script := e.write("one.workflow.js", oneCall)
+	e := e2etest.NewEnv(t)
+	script := e.Write("one.workflow.js", oneCall)
 	// The provider refuses the first request, saying when it resets.
 	cmd := `limited=sh -c 'if [ ! -e refused ]; then : > refused; echo "{\"error\": {\"class\": \"rate-limited\", \"message\": \"429 Too Many Requests\", \"retry_after_ms\": 3000}}"; exit 0; fi; echo answered'`
-	r := e.dw("run", script, "--json", "--command-executor", cmd, "--executor", "limited")
-	expectCode(t, r, 2)
-	o := parseOutcome(t, r)
+	r := e.DW("run", script, "--json", "--command-executor", cmd, "--executor", "limited")
+	e2etest.ExpectCode(t, r, 2)
+	o := e2etest.ParseOutcome(t, r)
 	if !strings.HasPrefix(o.PauseReason, "waiting for quota until ") {
 		t.Fatalf("pause reason %q, want the run parked for its quota", o.PauseReason)
 	}
-	s := e.serve()
-	s.waitRun(o.RunID, "completed")
-	d, err := s.client.Run(context.Background(), o.RunID)
+	s := e2etest.Serve(e)
+	s.WaitRun(o.RunID, "completed")
+	d, err := s.Client.Run(context.Background(), o.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"strings"
 	"testing"
@@ -101,38 +102,38 @@ type crashCase struct {
 // before the kill must replay, the rest run live, and the result must be
 // the uninterrupted run's.
 func testCrashResume(t *testing.T, c crashCase) {
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	for name, text := range c.files {
-		e.write(name, text)
+		e.Write(name, text)
 	}
-	want := e.runCompleted(c.script, c.flags...)
+	want := e.RunCompleted(c.script, c.flags...)
 	if want.Stats.Live != c.total {
 		t.Fatalf("an uninterrupted run made %d live calls, want %d", want.Stats.Live, c.total)
 	}
 
-	k := e.startAndKill(c.script, c.killAt, c.total, c.flags...)
+	k := e.StartAndKill(c.script, c.killAt, c.total, c.flags...)
 	if c.atKill != nil {
-		c.atKill(t, k.finished)
+		c.atKill(t, k.Finished)
 	}
-	if s := e.listed(k.id); s.Status != "paused" {
+	if s := e.Listed(k.ID); s.Status != "paused" {
 		t.Fatalf("list --json shows the killed run as %q (pause reason %q), want paused", s.Status, s.PauseReason)
 	}
 
-	r := e.dw("resume", k.id, "--json")
-	expectCode(t, r, 0)
-	got := parseOutcome(t, r)
+	r := e.DW("resume", k.ID, "--json")
+	e2etest.ExpectCode(t, r, 0)
+	got := e2etest.ParseOutcome(t, r)
 	if got.Status != "completed" {
 		t.Fatalf("the resumed run is %s, want completed:\n%s", got.Status, r)
 	}
-	if got.Stats.Replayed != len(k.finished) {
-		t.Errorf("stats.replayed = %d, want %d (the calls finished before the kill)", got.Stats.Replayed, len(k.finished))
+	if got.Stats.Replayed != len(k.Finished) {
+		t.Errorf("stats.replayed = %d, want %d (the calls finished before the kill)", got.Stats.Replayed, len(k.Finished))
 	}
 	if got.Stats.Replayed+got.Stats.Live != c.total {
 		t.Errorf("stats.replayed + stats.live = %d + %d, want %d", got.Stats.Replayed, got.Stats.Live, c.total)
 	}
-	sameJSON(t, "the resumed run's result vs an uninterrupted run's", got.Result, want.Result)
-	recs := noReRun(t, k.journal, k.finished)
-	if rule := recs[lastResume(recs)].Resume.Rule; rule != "crash" {
+	e2etest.SameJSON(t, "the resumed run's result vs an uninterrupted run's", got.Result, want.Result)
+	recs := e2etest.NoReRun(t, k.Journal, k.Finished)
+	if rule := recs[e2etest.LastResume(recs)].Resume.Rule; rule != "crash" {
 		t.Errorf("the resume record's rule is %q, want crash", rule)
 	}
 }
@@ -162,7 +163,7 @@ func TestCrashResumeNestedParallel(t *testing.T) {
 					return
 				}
 			}
-			t.Fatalf("no call of a nested parallel finished before the kill: %v", sortedKeys(finished))
+			t.Fatalf("no call of a nested parallel finished before the kill: %v", e2etest.SortedKeys(finished))
 		},
 	})
 }
@@ -183,7 +184,7 @@ func TestCrashResumeChildWorkflow(t *testing.T) {
 				}
 			}
 			if child == 0 || child == 32 || finished["/agent.1"] {
-				t.Fatalf("the kill did not land in the middle of the child (%d of 32 child calls finished): %v", child, sortedKeys(finished))
+				t.Fatalf("the kill did not land in the middle of the child (%d of 32 child calls finished): %v", child, e2etest.SortedKeys(finished))
 			}
 		},
 	})
@@ -198,27 +199,27 @@ func TestEditResume(t *testing.T) {
 	for i := range 20 {
 		stage3Paths[fmt.Sprintf("/pipe.0/%d/s2/agent.0", i)] = true
 	}
-	setup := func(t *testing.T) (e *env, want outcome) {
-		e = newEnv(t)
-		e.write("pipeline.workflow.js", pipelineScript(stage3Original))
-		e.write("edited.workflow.js", pipelineScript(stage3Edited))
-		return e, e.runCompleted("edited.workflow.js")
+	setup := func(t *testing.T) (e *e2etest.Env, want e2etest.Outcome) {
+		e = e2etest.NewEnv(t)
+		e.Write("pipeline.workflow.js", pipelineScript(stage3Original))
+		e.Write("edited.workflow.js", pipelineScript(stage3Edited))
+		return e, e.RunCompleted("edited.workflow.js")
 	}
 	// resumeEdited resumes id with the edited script and checks the prefix
 	// rule's counts.
-	resumeEdited := func(t *testing.T, e *env, id string, wantCode int, wantStatus string, replayed, live int, flags ...string) outcome {
+	resumeEdited := func(t *testing.T, e *e2etest.Env, id string, wantCode int, wantStatus string, replayed, live int, flags ...string) e2etest.Outcome {
 		t.Helper()
-		r := e.dw(append([]string{"resume", id, "--script", "edited.workflow.js", "--json"}, flags...)...)
-		expectCode(t, r, wantCode)
-		o := parseOutcome(t, r)
+		r := e.DW(append([]string{"resume", id, "--script", "edited.workflow.js", "--json"}, flags...)...)
+		e2etest.ExpectCode(t, r, wantCode)
+		o := e2etest.ParseOutcome(t, r)
 		if o.Status != wantStatus {
 			t.Fatalf("the resumed run is %s, want %s:\n%s", o.Status, wantStatus, r)
 		}
 		if o.Stats.Replayed != replayed || o.Stats.Live != live {
 			t.Errorf("stats.replayed = %d, stats.live = %d; want %d and %d", o.Stats.Replayed, o.Stats.Live, replayed, live)
 		}
-		recs, _ := readJournal(t, e.journalPath(id))
-		if i := lastResume(recs); i < 0 || recs[i].Resume.Rule != "edit" {
+		recs, _ := e2etest.ReadJournal(t, e.JournalPath(id))
+		if i := e2etest.LastResume(recs); i < 0 || recs[i].Resume.Rule != "edit" {
 			t.Errorf("the journal has no resume record with rule edit")
 		}
 		return o
@@ -227,64 +228,64 @@ func TestEditResume(t *testing.T) {
 	t.Run("completed", func(t *testing.T) {
 		t.Parallel()
 		e, want := setup(t)
-		first := e.runCompleted("pipeline.workflow.js")
+		first := e.RunCompleted("pipeline.workflow.js")
 		got := resumeEdited(t, e, first.RunID, 0, "completed", 40, 20)
-		sameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
-		recs, _ := readJournal(t, e.journalPath(first.RunID))
-		if again := startedAfter(recs, lastResume(recs)); !equalSets(again, stage3Paths) {
-			t.Errorf("calls run live after the resume: %v\nwant exactly the 20 stage-3 calls", sortedKeys(again))
+		e2etest.SameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
+		recs, _ := e2etest.ReadJournal(t, e.JournalPath(first.RunID))
+		if again := e2etest.StartedAfter(recs, e2etest.LastResume(recs)); !equalSets(again, stage3Paths) {
+			t.Errorf("calls run live after the resume: %v\nwant exactly the 20 stage-3 calls", e2etest.SortedKeys(again))
 		}
 	})
 
 	t.Run("failed", func(t *testing.T) {
 		t.Parallel()
 		e, want := setup(t)
-		r := e.dw("run", "pipeline.workflow.js", "--json", "--args", `{"failAtEnd":true}`)
-		expectCode(t, r, 1)
-		first := parseOutcome(t, r)
+		r := e.DW("run", "pipeline.workflow.js", "--json", "--args", `{"failAtEnd":true}`)
+		e2etest.ExpectCode(t, r, 1)
+		first := e2etest.ParseOutcome(t, r)
 		if first.Status != "failed" || !strings.Contains(first.Error, "failing on purpose") {
 			t.Fatalf("want a failed run:\n%s", r)
 		}
 		// Same args: the edited script still throws, but only stage 3 ran again.
 		resumeEdited(t, e, first.RunID, 1, "failed", 40, 20)
 		// New args only: every call replays, the new stage-3 answers included.
-		r = e.dw("resume", first.RunID, "--json", "--args", `{"failAtEnd":false}`)
-		expectCode(t, r, 0)
-		got := parseOutcome(t, r)
+		r = e.DW("resume", first.RunID, "--json", "--args", `{"failAtEnd":false}`)
+		e2etest.ExpectCode(t, r, 0)
+		got := e2etest.ParseOutcome(t, r)
 		if got.Status != "completed" || got.Stats.Replayed != 60 || got.Stats.Live != 0 {
 			t.Fatalf("want completed with 60 replayed and 0 live after changing only the args:\n%s", r)
 		}
-		sameJSON(t, "the fixed run's result vs a fresh run of the edited script", got.Result, want.Result)
+		e2etest.SameJSON(t, "the fixed run's result vs a fresh run of the edited script", got.Result, want.Result)
 	})
 
 	t.Run("killed", func(t *testing.T) {
 		t.Parallel()
 		e, want := setup(t)
-		k := e.startAndKill("pipeline.workflow.js", 30, 60, "--simulate-latency", latency, "--concurrency", "8")
+		k := e.StartAndKill("pipeline.workflow.js", 30, 60, "--simulate-latency", latency, "--concurrency", "8")
 		early := map[string]bool{} // finished calls of stages 1 and 2
-		for p := range k.finished {
+		for p := range k.Finished {
 			if strings.Contains(p, "/s0/") || strings.Contains(p, "/s1/") {
 				early[p] = true
 			}
 		}
-		got := resumeEdited(t, e, k.id, 0, "completed", len(early), 60-len(early))
-		sameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
-		noReRun(t, k.journal, early)
+		got := resumeEdited(t, e, k.ID, 0, "completed", len(early), 60-len(early))
+		e2etest.SameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
+		e2etest.NoReRun(t, k.Journal, early)
 	})
 
 	t.Run("one parallel branch", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.write("branches.workflow.js", branchScript("i => `Investigate area ${i}`"))
-		e.write("edited.workflow.js", branchScript("i => i === 2 ? `Investigate area ${i} again, more carefully` : `Investigate area ${i}`"))
-		want := e.runCompleted("edited.workflow.js")
-		first := e.runCompleted("branches.workflow.js")
+		e := e2etest.NewEnv(t)
+		e.Write("branches.workflow.js", branchScript("i => `Investigate area ${i}`"))
+		e.Write("edited.workflow.js", branchScript("i => i === 2 ? `Investigate area ${i} again, more carefully` : `Investigate area ${i}`"))
+		want := e.RunCompleted("edited.workflow.js")
+		first := e.RunCompleted("branches.workflow.js")
 		got := resumeEdited(t, e, first.RunID, 0, "completed", 8, 2)
-		sameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
-		recs, _ := readJournal(t, e.journalPath(first.RunID))
+		e2etest.SameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
+		recs, _ := e2etest.ReadJournal(t, e.JournalPath(first.RunID))
 		wantLive := map[string]bool{"/par.0/2/agent.0": true, "/par.0/2/agent.1": true}
-		if again := startedAfter(recs, lastResume(recs)); !equalSets(again, wantLive) {
-			t.Errorf("calls run live after the resume: %v, want %v", sortedKeys(again), sortedKeys(wantLive))
+		if again := e2etest.StartedAfter(recs, e2etest.LastResume(recs)); !equalSets(again, wantLive) {
+			t.Errorf("calls run live after the resume: %v, want %v", e2etest.SortedKeys(again), e2etest.SortedKeys(wantLive))
 		}
 	})
 }
@@ -309,59 +310,59 @@ func TestCtrlC(t *testing.T) {
 
 	t.Run("once pauses", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.write("pipeline.workflow.js", pipelineScript(stage3Original))
-		want := e.runCompleted("pipeline.workflow.js")
+		e := e2etest.NewEnv(t)
+		e.Write("pipeline.workflow.js", pipelineScript(stage3Original))
+		want := e.RunCompleted("pipeline.workflow.js")
 
-		before := e.journalIDs()
-		p := e.start(append([]string{"run", "pipeline.workflow.js", "--json"}, flags...)...)
-		id := p.waitNewJournal(before)
-		p.waitFinished(e.journalPath(id), 10)
-		p.signal(os.Interrupt)
-		r := p.wait()
-		expectCode(t, r, 2)
-		if o := parseOutcome(t, r); o.Status != "paused" {
+		before := e.JournalIDs()
+		p := e.Start(append([]string{"run", "pipeline.workflow.js", "--json"}, flags...)...)
+		id := p.WaitNewJournal(before)
+		p.WaitFinished(e.JournalPath(id), 10)
+		p.Signal(os.Interrupt)
+		r := p.Wait()
+		e2etest.ExpectCode(t, r, 2)
+		if o := e2etest.ParseOutcome(t, r); o.Status != "paused" {
 			t.Fatalf("--json reports %q, want paused:\n%s", o.Status, r)
 		}
-		if s := e.listed(id); s.Status != "paused" {
+		if s := e.Listed(id); s.Status != "paused" {
 			t.Fatalf("list --json shows %q, want paused", s.Status)
 		}
-		recs, _ := readJournal(t, e.journalPath(id))
-		finished := finishedAgents(recs)
+		recs, _ := e2etest.ReadJournal(t, e.JournalPath(id))
+		finished := e2etest.FinishedAgents(recs)
 		if len(finished) >= total {
 			t.Fatalf("all %d calls finished before the Ctrl-C landed; make the run slower", total)
 		}
 
-		r = e.dw("resume", id, "--json")
-		expectCode(t, r, 0)
-		got := parseOutcome(t, r)
+		r = e.DW("resume", id, "--json")
+		e2etest.ExpectCode(t, r, 0)
+		got := e2etest.ParseOutcome(t, r)
 		if got.Status != "completed" || got.Stats.Replayed != len(finished) || got.Stats.Replayed+got.Stats.Live != total {
 			t.Fatalf("want completed with %d replayed of %d:\n%s", len(finished), total, r)
 		}
-		sameJSON(t, "the resumed run's result vs an uninterrupted run's", got.Result, want.Result)
-		noReRun(t, e.journalPath(id), finished)
+		e2etest.SameJSON(t, "the resumed run's result vs an uninterrupted run's", got.Result, want.Result)
+		e2etest.NoReRun(t, e.JournalPath(id), finished)
 	})
 
 	t.Run("twice stops", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.write("pipeline.workflow.js", pipelineScript(stage3Original))
+		e := e2etest.NewEnv(t)
+		e.Write("pipeline.workflow.js", pipelineScript(stage3Original))
 		// The second Ctrl-C must reach the process while the pause is
 		// settling. The pause may settle before the signal arrives; then
 		// the CLI never saw the second Ctrl-C, and we try again.
 		const attempts = 5
 		for attempt := 1; ; attempt++ {
-			before := e.journalIDs()
-			p := e.start(append([]string{"run", "pipeline.workflow.js", "--json"}, flags...)...)
-			id := p.waitNewJournal(before)
-			p.waitFinished(e.journalPath(id), 4)
-			p.signal(os.Interrupt)
-			if !p.waitStderr("pausing") {
-				t.Fatalf("no \"pausing\" note after the first Ctrl-C:\n%s", p.wait())
+			before := e.JournalIDs()
+			p := e.Start(append([]string{"run", "pipeline.workflow.js", "--json"}, flags...)...)
+			id := p.WaitNewJournal(before)
+			p.WaitFinished(e.JournalPath(id), 4)
+			p.Signal(os.Interrupt)
+			if !p.WaitStderr("pausing") {
+				t.Fatalf("no \"pausing\" note after the first Ctrl-C:\n%s", p.Wait())
 			}
-			_ = p.cmd.Process.Signal(os.Interrupt) // the process may be gone already
-			r := p.wait()
-			if !strings.Contains(r.stderr, "stopping") {
+			_ = p.Cmd.Process.Signal(os.Interrupt) // the process may be gone already
+			r := p.Wait()
+			if !strings.Contains(r.Stderr, "stopping") {
 				if attempt < attempts {
 					t.Logf("attempt %d: the run settled before the second Ctrl-C arrived; trying again", attempt)
 					continue
@@ -369,18 +370,18 @@ func TestCtrlC(t *testing.T) {
 				t.Fatalf("in %d attempts the CLI never acknowledged a second Ctrl-C (no \"stopping\" note); last attempt:\n%s", attempts, r)
 			}
 			// The CLI acknowledged the second Ctrl-C: the run must be stopped.
-			if r.code != 1 {
+			if r.Code != 1 {
 				t.Fatalf("after a second Ctrl-C (acknowledged with \"stopping\"), want exit code 1 and status stopped:\n%s", r)
 			}
-			if o := parseOutcome(t, r); o.Status != "stopped" {
+			if o := e2etest.ParseOutcome(t, r); o.Status != "stopped" {
 				t.Fatalf("--json reports %q, want stopped:\n%s", o.Status, r)
 			}
-			if s := e.listed(id); s.Status != "stopped" {
+			if s := e.Listed(id); s.Status != "stopped" {
 				t.Fatalf("list --json shows %q, want stopped", s.Status)
 			}
-			r = e.dw("resume", id, "--json")
-			expectCode(t, r, 1)
-			if !strings.Contains(r.stderr, "stopped") || !strings.Contains(r.stderr, id) {
+			r = e.DW("resume", id, "--json")
+			e2etest.ExpectCode(t, r, 1)
+			if !strings.Contains(r.Stderr, "stopped") || !strings.Contains(r.Stderr, id) {
 				t.Fatalf("resuming a stopped run should say it was stopped:\n%s", r)
 			}
 			return

@@ -6,82 +6,26 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
-// runtimePath is the project's runtime.json.
-func (e *env) runtimePath() string { return filepath.Join(filepath.Dir(e.runsDir()), "runtime.json") }
-
-// serving is a `dynworkflow serve` process and a client of it.
-type serving struct {
-	*proc
-	desc   web.Descriptor
-	client *web.Client
-}
-
-// serve starts `dynworkflow serve` and waits until it announced itself.
-func (e *env) serve(args ...string) *serving {
-	e.t.Helper()
-	p := e.start(append([]string{"serve"}, args...)...)
-	waitUntil(e.t, "serve to print its dashboard URL", func() bool {
-		if !p.alive() {
-			e.t.Fatalf("serve exited:\n%s", p.res)
-		}
-		return strings.Contains(p.stdout.String(), "dashboard: ")
-	})
-	d, err := web.ReadDescriptor(e.runtimePath())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if d.PID != p.cmd.Process.Pid {
-		e.t.Fatalf("runtime.json names pid %d, serve is pid %d", d.PID, p.cmd.Process.Pid)
-	}
-	return &serving{proc: p, desc: d, client: web.NewClient(d.URL, d.Token)}
-}
-
-// waitRun waits until the run's status is want, over the API.
-func (s *serving) waitRun(id, want string) {
-	s.e.t.Helper()
-	waitUntil(s.e.t, id+" to be "+want, func() bool {
-		d, err := s.client.Run(context.Background(), id)
-		return err == nil && d.Summary.Status == want
-	})
-}
-
-// waitCheckpoint waits for a pending checkpoint of run id.
-func (s *serving) waitCheckpoint(id string) web.Checkpoint {
-	s.e.t.Helper()
-	var found web.Checkpoint
-	waitUntil(s.e.t, "a checkpoint of "+id, func() bool {
-		cps, _ := s.client.Checkpoints(context.Background())
-		for _, cp := range cps {
-			if cp.RunID == id {
-				found = cp
-				return true
-			}
-		}
-		return false
-	})
-	return found
-}
-
 // waitStarted waits until the journal of id records a started call after
 // its last resume (or its start).
-func (e *env) waitStarted(id string) {
-	e.t.Helper()
-	waitUntil(e.t, id+" to start a call", func() bool {
-		recs, _ := readJournal(e.t, e.journalPath(id))
+func waitStarted(e *e2etest.Env, id string) {
+	e.T.Helper()
+	e2etest.WaitUntil(e.T, id+" to start a call", func() bool {
+		recs, _ := e2etest.ReadJournal(e.T, e.JournalPath(id))
 		if len(recs) == 0 {
 			return false
 		}
-		i := max(lastResume(recs), 0)
-		return len(startedAfter(recs, i)) > 0
+		i := max(e2etest.LastResume(recs), 0)
+		return len(e2etest.StartedAfter(recs, i)) > 0
 	})
 }
 
@@ -106,11 +50,11 @@ return await agent('ship to ' + channel)
 
 func TestServeRefusesNonLoopback(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	for _, host := range []string{"0.0.0.0", "192.168.1.10", "example.com"} {
-		r := e.dw("serve", "--host", host)
-		expectCode(t, r, 64)
-		if !strings.Contains(r.stderr, "ssh -L") {
+		r := e.DW("serve", "--host", host)
+		e2etest.ExpectCode(t, r, 64)
+		if !strings.Contains(r.Stderr, "ssh -L") {
 			t.Errorf("--host %s: no explanation:\n%s", host, r)
 		}
 	}
@@ -121,59 +65,59 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 // replaced; Ctrl-C removes the descriptor.
 func TestServeOneOwner(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	for round := range 3 {
-		a, b := e.start("serve"), e.start("serve")
-		var owner, loser *proc
-		waitUntil(t, "one of two servers to give up", func() bool {
+		a, b := e.Start("serve"), e.Start("serve")
+		var owner, loser *e2etest.Proc
+		e2etest.WaitUntil(t, "one of two servers to give up", func() bool {
 			switch {
-			case !a.alive():
+			case !a.Alive():
 				owner, loser = b, a
-			case !b.alive():
+			case !b.Alive():
 				owner, loser = a, b
 			}
 			return loser != nil
 		})
-		r := loser.wait()
-		expectCode(t, r, 1)
-		waitUntil(t, "the owner to write runtime.json", func() bool {
-			d, err := web.ReadDescriptor(e.runtimePath())
-			return err == nil && d.PID == owner.cmd.Process.Pid
+		r := loser.Wait()
+		e2etest.ExpectCode(t, r, 1)
+		e2etest.WaitUntil(t, "the owner to write runtime.json", func() bool {
+			d, err := web.ReadDescriptor(e2etest.RuntimePath(e))
+			return err == nil && d.PID == owner.Cmd.Process.Pid
 		})
-		if !strings.Contains(r.stderr, "already owns this project") && !strings.Contains(r.stderr, "is starting") {
+		if !strings.Contains(r.Stderr, "already owns this project") && !strings.Contains(r.Stderr, "is starting") {
 			t.Errorf("round %d: the refused server does not say why:\n%s", round, r)
 		}
-		if strings.Contains(r.stderr, "pid") && !strings.Contains(r.stderr, "pid "+strconv.Itoa(owner.cmd.Process.Pid)) {
+		if strings.Contains(r.Stderr, "pid") && !strings.Contains(r.Stderr, "pid "+strconv.Itoa(owner.Cmd.Process.Pid)) {
 			t.Errorf("round %d: the refusal names the wrong pid:\n%s", round, r)
 		}
-		if !owner.alive() {
-			t.Fatalf("round %d: both servers exited:\n%s", round, owner.res)
+		if !owner.Alive() {
+			t.Fatalf("round %d: both servers exited:\n%s", round, owner.Res)
 		}
-		owner.signal(syscall.SIGINT)
-		expectCode(t, owner.wait(), 0)
-		if _, err := os.Stat(e.runtimePath()); !errors.Is(err, fs.ErrNotExist) {
+		owner.Signal(syscall.SIGINT)
+		e2etest.ExpectCode(t, owner.Wait(), 0)
+		if _, err := os.Stat(e2etest.RuntimePath(e)); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("round %d: runtime.json left behind after Ctrl-C: %v", round, err)
 		}
 	}
 	// A descriptor of a dead process is replaced.
 	stale := web.Descriptor{ProtocolVersion: web.ProtocolVersion, PID: 1 << 22, URL: "http://127.0.0.1:1", Token: "stale-token-stale-token"}
-	if err := web.WriteDescriptor(e.runtimePath(), stale); err != nil {
+	if err := web.WriteDescriptor(e2etest.RuntimePath(e), stale); err != nil {
 		t.Fatal(err)
 	}
 	// A CLI does not take it for a live owner.
-	e.write("quick.workflow.js", quickWorkflow)
-	expectCode(t, e.dw("run", "quick.workflow.js"), 0)
-	s := e.serve()
-	if s.desc.Token == stale.Token {
+	e.Write("quick.workflow.js", quickWorkflow)
+	e2etest.ExpectCode(t, e.DW("run", "quick.workflow.js"), 0)
+	s := e2etest.Serve(e)
+	if s.Desc.Token == stale.Token {
 		t.Fatal("the stale descriptor was kept")
 	}
-	fi, err := os.Stat(e.runtimePath())
+	fi, err := os.Stat(e2etest.RuntimePath(e))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("runtime.json mode %v (%v), want 0600", fi.Mode().Perm(), err)
 	}
-	r := e.dw("serve")
-	expectCode(t, r, 1)
-	if !strings.Contains(r.stderr, "pid "+strconv.Itoa(s.desc.PID)) {
+	r := e.DW("serve")
+	e2etest.ExpectCode(t, r, 1)
+	if !strings.Contains(r.Stderr, "pid "+strconv.Itoa(s.Desc.PID)) {
 		t.Errorf("a second serve does not name the owner's pid:\n%s", r)
 	}
 }
@@ -182,104 +126,104 @@ func TestServeOneOwner(t *testing.T) {
 // new server finds it paused, and resume replays every finished call.
 func TestServeKilledMidRun(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("slow.workflow.js", slowWorkflow)
-	gates := newGates(t)
-	s := e.serve(gates.flag)
-	r := e.dwOK("run", "slow.workflow.js", "--concurrency", "2")
-	id := strings.TrimSpace(r.stdout)
-	s.waitFinished(e.journalPath(id), 4)
-	s.signal(syscall.SIGKILL)
-	s.wait()
-	recs, _ := readJournal(t, e.journalPath(id))
-	finished := finishedAgents(recs)
-	gates.release("slow")
+	e := e2etest.NewEnv(t)
+	e.Write("slow.workflow.js", slowWorkflow)
+	gates := e2etest.NewGates(t)
+	s := e2etest.Serve(e, gates.Flag)
+	r := e.DWOK("run", "slow.workflow.js", "--concurrency", "2")
+	id := strings.TrimSpace(r.Stdout)
+	s.WaitFinished(e.JournalPath(id), 4)
+	s.Signal(syscall.SIGKILL)
+	s.Wait()
+	recs, _ := e2etest.ReadJournal(t, e.JournalPath(id))
+	finished := e2etest.FinishedAgents(recs)
+	gates.Release("slow")
 
-	s2 := e.serve(gates.flag)
-	d, err := s2.client.Run(context.Background(), id)
+	s2 := e2etest.Serve(e, gates.Flag)
+	d, err := s2.Client.Run(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Summary.Status != "paused" {
 		t.Fatalf("after the kill the run is %q, want paused", d.Summary.Status)
 	}
-	res := e.dw("resume", id, "--attach", "--json")
-	expectCode(t, res, 0)
-	if o := parseOutcome(t, res); o.Status != "completed" || o.Stats.Replayed != len(finished) {
+	res := e.DW("resume", id, "--attach", "--json")
+	e2etest.ExpectCode(t, res, 0)
+	if o := e2etest.ParseOutcome(t, res); o.Status != "completed" || o.Stats.Replayed != len(finished) {
 		t.Errorf("outcome %+v; want completed with %d replayed", o, len(finished))
 	}
-	noReRun(t, e.journalPath(id), finished)
+	e2etest.NoReRun(t, e.JournalPath(id), finished)
 }
 
 // TestForwardedCommands drives a live server from other processes: run,
 // --attach, pause, resume, stop, respond, delete, with local exit codes.
 func TestForwardedCommands(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("quick.workflow.js", quickWorkflow)
-	e.write("slow.workflow.js", slowWorkflow) // its gate is never released
-	e.write("gate.workflow.js", gateWorkflow)
-	e.write("broken.workflow.js", "export const meta = { name: 'b', description: 'd' }\nreturn agent((\n")
-	s := e.serve(newGates(t).flag)
+	e := e2etest.NewEnv(t)
+	e.Write("quick.workflow.js", quickWorkflow)
+	e.Write("slow.workflow.js", slowWorkflow) // its gate is never released
+	e.Write("gate.workflow.js", gateWorkflow)
+	e.Write("broken.workflow.js", "export const meta = { name: 'b', description: 'd' }\nreturn agent((\n")
+	s := e2etest.Serve(e, e2etest.NewGates(t).Flag)
 	ctx := context.Background()
 
 	t.Run("run prints the id at once", func(t *testing.T) {
-		r := e.dwOK("run", "quick.workflow.js")
-		id := strings.TrimSpace(r.stdout)
-		if _, err := s.client.Run(ctx, id); err != nil {
-			t.Fatalf("stdout %q is not a run of the server: %v", r.stdout, err)
+		r := e.DWOK("run", "quick.workflow.js")
+		id := strings.TrimSpace(r.Stdout)
+		if _, err := s.Client.Run(ctx, id); err != nil {
+			t.Fatalf("stdout %q is not a run of the server: %v", r.Stdout, err)
 		}
 	})
 	t.Run("run --attach", func(t *testing.T) {
-		r := e.dwOK("run", "quick.workflow.js", "--attach", "--json")
-		o := parseOutcome(t, r)
-		sameJSON(t, "result", o.Result, json.RawMessage(`{"done":3}`))
+		r := e.DWOK("run", "quick.workflow.js", "--attach", "--json")
+		o := e2etest.ParseOutcome(t, r)
+		e2etest.SameJSON(t, "result", o.Result, json.RawMessage(`{"done":3}`))
 		if o.Status != "completed" || o.Stats.Live != 3 {
 			t.Errorf("outcome %+v", o)
 		}
 	})
 	t.Run("bad script", func(t *testing.T) {
-		r := e.dw("run", "broken.workflow.js")
-		expectCode(t, r, 1)
-		if !strings.Contains(r.stderr, "broken.workflow.js:3:1: SyntaxError") {
+		r := e.DW("run", "broken.workflow.js")
+		e2etest.ExpectCode(t, r, 1)
+		if !strings.Contains(r.Stderr, "broken.workflow.js:3:1: SyntaxError") {
 			t.Errorf("no position:\n%s", r)
 		}
 	})
 	t.Run("pause resume stop", func(t *testing.T) {
-		before := e.journalIDs()
-		attached := e.start("run", "slow.workflow.js", "--attach", "--concurrency", "2")
-		id := attached.waitNewJournal(before)
-		e.waitStarted(id)
-		e.dwOK("pause", id)
-		expectCode(t, attached.wait(), 2)
-		s.waitRun(id, "paused")
+		before := e.JournalIDs()
+		attached := e.Start("run", "slow.workflow.js", "--attach", "--concurrency", "2")
+		id := attached.WaitNewJournal(before)
+		waitStarted(e, id)
+		e.DWOK("pause", id)
+		e2etest.ExpectCode(t, attached.Wait(), 2)
+		s.WaitRun(id, "paused")
 
-		resumed := e.start("resume", id, "--attach")
-		e.waitStarted(id)
-		waitUntil(t, "the resume to run", func() bool {
-			d, _ := s.client.Run(ctx, id)
+		resumed := e.Start("resume", id, "--attach")
+		waitStarted(e, id)
+		e2etest.WaitUntil(t, "the resume to run", func() bool {
+			d, _ := s.Client.Run(ctx, id)
 			return d != nil && d.Summary.Epoch == 1
 		})
-		e.dwOK("stop", id)
-		expectCode(t, resumed.wait(), 1)
-		s.waitRun(id, "stopped")
-		expectCode(t, e.dw("resume", id), 1) // a stopped run cannot resume
-		e.dwOK("delete", id)
-		expectCode(t, e.dw("delete", id), 1)
-		expectCode(t, e.dw("pause", "no-such-run"), 1)
+		e.DWOK("stop", id)
+		e2etest.ExpectCode(t, resumed.Wait(), 1)
+		s.WaitRun(id, "stopped")
+		e2etest.ExpectCode(t, e.DW("resume", id), 1) // a stopped run cannot resume
+		e.DWOK("delete", id)
+		e2etest.ExpectCode(t, e.DW("delete", id), 1)
+		e2etest.ExpectCode(t, e.DW("pause", "no-such-run"), 1)
 	})
 	t.Run("respond", func(t *testing.T) {
-		before := e.journalIDs()
-		attached := e.start("run", "gate.workflow.js", "--attach", "--json")
-		id := attached.waitNewJournal(before)
-		cp := s.waitCheckpoint(id)
-		attached.waitStderr(cp.ID) // the attached view names it
-		expectCode(t, e.dw("respond", cp.ID, "nightly"), 1)
-		expectCode(t, e.dw("respond", "cp-00000000000000000000", "beta"), 1)
-		e.dwOK("respond", cp.ID, "beta")
-		r := attached.wait()
-		expectCode(t, r, 0)
-		if o := parseOutcome(t, r); !strings.Contains(string(o.Result), "beta") {
+		before := e.JournalIDs()
+		attached := e.Start("run", "gate.workflow.js", "--attach", "--json")
+		id := attached.WaitNewJournal(before)
+		cp := s.WaitCheckpoint(id)
+		attached.WaitStderr(cp.ID) // the attached view names it
+		e2etest.ExpectCode(t, e.DW("respond", cp.ID, "nightly"), 1)
+		e2etest.ExpectCode(t, e.DW("respond", "cp-00000000000000000000", "beta"), 1)
+		e.DWOK("respond", cp.ID, "beta")
+		r := attached.Wait()
+		e2etest.ExpectCode(t, r, 0)
+		if o := e2etest.ParseOutcome(t, r); !strings.Contains(string(o.Result), "beta") {
 			t.Errorf("the result does not use the answer: %s", o.Result)
 		}
 	})
@@ -290,30 +234,30 @@ func TestForwardedCommands(t *testing.T) {
 // pending again, and answering it completes the run.
 func TestServeCtrlCAndRestart(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("gate.workflow.js", gateWorkflow)
-	s := e.serve()
-	id := strings.TrimSpace(e.dwOK("run", "gate.workflow.js").stdout)
-	first := s.waitCheckpoint(id)
-	s.signal(syscall.SIGINT)
-	expectCode(t, s.wait(), 0)
-	if _, err := os.Stat(e.runtimePath()); !errors.Is(err, fs.ErrNotExist) {
+	e := e2etest.NewEnv(t)
+	e.Write("gate.workflow.js", gateWorkflow)
+	s := e2etest.Serve(e)
+	id := strings.TrimSpace(e.DWOK("run", "gate.workflow.js").Stdout)
+	first := s.WaitCheckpoint(id)
+	s.Signal(syscall.SIGINT)
+	e2etest.ExpectCode(t, s.Wait(), 0)
+	if _, err := os.Stat(e2etest.RuntimePath(e)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("runtime.json left behind: %v", err)
 	}
-	if got := e.listed(id); got.Status != "paused" {
+	if got := e.Listed(id); got.Status != "paused" {
 		t.Fatalf("after Ctrl-C the run is %q, want paused", got.Status)
 	}
 
-	s2 := e.serve()
-	e.dwOK("resume", id)
-	again := s2.waitCheckpoint(id)
+	s2 := e2etest.Serve(e)
+	e.DWOK("resume", id)
+	again := s2.WaitCheckpoint(id)
 	if again.ID != first.ID {
 		t.Fatalf("the checkpoint came back as %s, was %s", again.ID, first.ID)
 	}
-	e.dwOK("respond", again.ID, `"stable"`)
-	s2.waitRun(id, "completed")
+	e.DWOK("respond", again.ID, `"stable"`)
+	s2.WaitRun(id, "completed")
 	var answer json.RawMessage
-	for _, c := range e.show(id).Calls {
+	for _, c := range e.Show(id).Calls {
 		if c.Kind == "checkpoint" {
 			answer = c.Result
 		}
@@ -329,28 +273,28 @@ func TestServeCtrlCAndRestart(t *testing.T) {
 // command runs locally.
 func TestServeHangup(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("gate.workflow.js", gateWorkflow)
-	s := e.serve()
-	id := strings.TrimSpace(e.dwOK("run", "gate.workflow.js").stdout)
-	s.waitCheckpoint(id)
-	s.signal(syscall.SIGHUP)
-	expectCode(t, s.wait(), 0)
-	if _, err := os.Stat(e.runtimePath()); !errors.Is(err, fs.ErrNotExist) {
+	e := e2etest.NewEnv(t)
+	e.Write("gate.workflow.js", gateWorkflow)
+	s := e2etest.Serve(e)
+	id := strings.TrimSpace(e.DWOK("run", "gate.workflow.js").Stdout)
+	s.WaitCheckpoint(id)
+	s.Signal(syscall.SIGHUP)
+	e2etest.ExpectCode(t, s.Wait(), 0)
+	if _, err := os.Stat(e2etest.RuntimePath(e)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("runtime.json left behind after SIGHUP: %v", err)
 	}
-	if got := e.listed(id); got.Status != "paused" {
+	if got := e.Listed(id); got.Status != "paused" {
 		t.Fatalf("after SIGHUP the run is %q, want paused", got.Status)
 	}
 
-	killed := e.serve()
-	killed.signal(syscall.SIGKILL)
-	killed.wait()
-	if _, err := os.Stat(e.runtimePath()); err != nil {
+	killed := e2etest.Serve(e)
+	killed.Signal(syscall.SIGKILL)
+	killed.Wait()
+	if _, err := os.Stat(e2etest.RuntimePath(e)); err != nil {
 		t.Fatalf("SIGKILL should leave runtime.json behind: %v", err)
 	}
-	r := e.dw("run", "gate.workflow.js", "--json")
-	if strings.Contains(r.stdout, "dashboardUrl") || !strings.Contains(r.stdout, `"durationMs"`) {
+	r := e.DW("run", "gate.workflow.js", "--json")
+	if strings.Contains(r.Stdout, "dashboardUrl") || !strings.Contains(r.Stdout, `"durationMs"`) {
 		t.Errorf("the run did not run locally:\n%s", r)
 	}
 }

@@ -1,47 +1,13 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
-	"net/http"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
-
-// firstFrame opens the server's event stream with Last-Event-ID lastID
-// and returns the first event's id and name.
-func (s *serving) firstFrame(t *testing.T, lastID string) (id, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.desc.URL+"/api/events", nil)
-	req.Header.Set("Authorization", "Bearer "+s.desc.Token)
-	if lastID != "" {
-		req.Header.Set("Last-Event-ID", lastID)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "id: "):
-			id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			name = line[7:]
-		case line == "" && name != "":
-			return id, name
-		}
-	}
-	t.Fatalf("the stream ended before its first event: %v", sc.Err())
-	return "", ""
-}
 
 // TestEventStreamAcrossARestart: a client that followed one server process
 // and reconnects to the next, whose sequence is lower than the last id it
@@ -49,18 +15,18 @@ func (s *serving) firstFrame(t *testing.T, lastID string) (id, name string) {
 // events after its old position as if nothing had happened.
 func TestEventStreamAcrossARestart(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("quick.workflow.js", quickWorkflow)
-	s := e.serve()
+	e := e2etest.NewEnv(t)
+	e.Write("quick.workflow.js", quickWorkflow)
+	s := e2etest.Serve(e)
 	for range 3 {
-		expectCode(t, e.dw("run", "quick.workflow.js", "--attach"), 0)
+		e2etest.ExpectCode(t, e.DW("run", "quick.workflow.js", "--attach"), 0)
 	}
 	// The id of the last event this process sent: the client's position.
-	lastID, name := s.firstFrame(t, "1")
+	lastID, name := s.FirstFrame(t, "1")
 	if name != "workflow" {
 		t.Fatalf("first event after sequence 1 is %q, want a workflow event", name)
 	}
-	ov, err := s.client.Overview(context.Background())
+	ov, err := s.Client.Overview(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,15 +35,15 @@ func TestEventStreamAcrossARestart(t *testing.T) {
 			lastID, ov.Runtime.Epoch, ov.Runtime.Sequence)
 	}
 	lastID = ov.Runtime.Epoch + "-" + strconv.FormatInt(ov.Runtime.Sequence, 10)
-	s.signal(syscall.SIGKILL)
-	s.wait()
+	s.Signal(syscall.SIGKILL)
+	s.Wait()
 
-	s2 := e.serve()
-	expectCode(t, e.dw("run", "quick.workflow.js", "--attach"), 0)
-	if ov2, err := s2.client.Overview(context.Background()); err != nil || ov2.Runtime.Sequence >= ov.Runtime.Sequence {
+	s2 := e2etest.Serve(e)
+	e2etest.ExpectCode(t, e.DW("run", "quick.workflow.js", "--attach"), 0)
+	if ov2, err := s2.Client.Overview(context.Background()); err != nil || ov2.Runtime.Sequence >= ov.Runtime.Sequence {
 		t.Fatalf("the new process is at sequence %d (%v): the test needs it below the old %d", ov2.Runtime.Sequence, err, ov.Runtime.Sequence)
 	}
-	id, name := s2.firstFrame(t, lastID)
+	id, name := s2.FirstFrame(t, lastID)
 	if name != "reset" {
 		t.Fatalf("reconnecting to a new process with %q: first event %q (id %s), want reset", lastID, name, id)
 	}

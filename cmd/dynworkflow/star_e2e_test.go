@@ -3,6 +3,7 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"regexp"
 	"strings"
 	"testing"
@@ -95,7 +96,7 @@ func TestStarCrashResume(t *testing.T) {
 			}
 		}
 		if child == 0 || child == 32 || finished["/agent.1"] {
-			t.Fatalf("the kill did not land in the middle of the child (%d of 32 child calls finished): %v", child, sortedKeys(finished))
+			t.Fatalf("the kill did not land in the middle of the child (%d of 32 child calls finished): %v", child, e2etest.SortedKeys(finished))
 		}
 	}
 	for _, tc := range []struct {
@@ -115,7 +116,7 @@ func TestStarCrashResume(t *testing.T) {
 						return
 					}
 				}
-				t.Fatalf("no call of a nested parallel finished before the kill: %v", sortedKeys(finished))
+				t.Fatalf("no call of a nested parallel finished before the kill: %v", e2etest.SortedKeys(finished))
 			},
 		}},
 		{"Starlark parent, Starlark child", crashCase{
@@ -145,16 +146,16 @@ func TestStarCrashResume(t *testing.T) {
 // JavaScript twin give the same result, nested either way.
 func TestStarCrossLanguageResults(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.write("js-parent.workflow.js", strings.Replace(parentScript, "./child.workflow.js", "./child.workflow.star", 1))
-	e.write("star-parent.workflow.star", starParentScript("child.workflow.js"))
-	e.write("child.workflow.js", childScript)
-	e.write("child.workflow.star", starChildScript)
-	e.write("pure.workflow.js", parentScript)
-	want := e.runCompleted("pure.workflow.js")
+	e := e2etest.NewEnv(t)
+	e.Write("js-parent.workflow.js", strings.Replace(parentScript, "./child.workflow.js", "./child.workflow.star", 1))
+	e.Write("star-parent.workflow.star", starParentScript("child.workflow.js"))
+	e.Write("child.workflow.js", childScript)
+	e.Write("child.workflow.star", starChildScript)
+	e.Write("pure.workflow.js", parentScript)
+	want := e.RunCompleted("pure.workflow.js")
 	for _, script := range []string{"js-parent.workflow.js", "star-parent.workflow.star"} {
-		got := e.runCompleted(script)
-		sameJSON(t, script+" vs the all-JavaScript run", got.Result, want.Result)
+		got := e.RunCompleted(script)
+		e2etest.SameJSON(t, script+" vs the all-JavaScript run", got.Result, want.Result)
 		if got.Stats.Live != 34 {
 			t.Errorf("%s made %d calls, want 34", script, got.Stats.Live)
 		}
@@ -169,16 +170,16 @@ func TestStarEditResume(t *testing.T) {
 	for i := range 20 {
 		stage3Paths[fmt.Sprintf("/pipe.0/%d/s2/agent.0", i)] = true
 	}
-	resumeEdited := func(t *testing.T, e *env, id, script string, replayed, live int) outcome {
+	resumeEdited := func(t *testing.T, e *e2etest.Env, id, script string, replayed, live int) e2etest.Outcome {
 		t.Helper()
-		r := e.dw("resume", id, "--script", script, "--json")
-		expectCode(t, r, 0)
-		o := parseOutcome(t, r)
+		r := e.DW("resume", id, "--script", script, "--json")
+		e2etest.ExpectCode(t, r, 0)
+		o := e2etest.ParseOutcome(t, r)
 		if o.Status != "completed" || o.Stats.Replayed != replayed || o.Stats.Live != live {
 			t.Fatalf("want completed with %d replayed and %d live:\n%s", replayed, live, r)
 		}
-		recs, _ := readJournal(t, e.journalPath(id))
-		if i := lastResume(recs); i < 0 || recs[i].Resume.Rule != "edit" || recs[i].Resume.OldHash == recs[i].Resume.NewHash {
+		recs, _ := e2etest.ReadJournal(t, e.JournalPath(id))
+		if i := e2etest.LastResume(recs); i < 0 || recs[i].Resume.Rule != "edit" || recs[i].Resume.OldHash == recs[i].Resume.NewHash {
 			t.Errorf("the journal has no resume record with rule edit and two hashes")
 		}
 		return o
@@ -186,49 +187,49 @@ func TestStarEditResume(t *testing.T) {
 
 	t.Run("completed", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.write("pipeline.workflow.star", starPipelineScript(starStage3Original))
-		e.write("edited.workflow.star", starPipelineScript(starStage3Edited))
-		want := e.runCompleted("edited.workflow.star")
-		first := e.runCompleted("pipeline.workflow.star")
+		e := e2etest.NewEnv(t)
+		e.Write("pipeline.workflow.star", starPipelineScript(starStage3Original))
+		e.Write("edited.workflow.star", starPipelineScript(starStage3Edited))
+		want := e.RunCompleted("edited.workflow.star")
+		first := e.RunCompleted("pipeline.workflow.star")
 		got := resumeEdited(t, e, first.RunID, "edited.workflow.star", 40, 20)
-		sameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
-		recs, _ := readJournal(t, e.journalPath(first.RunID))
-		if again := startedAfter(recs, lastResume(recs)); !equalSets(again, stage3Paths) {
-			t.Errorf("calls run live after the resume: %v\nwant exactly the 20 stage-3 calls", sortedKeys(again))
+		e2etest.SameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
+		recs, _ := e2etest.ReadJournal(t, e.JournalPath(first.RunID))
+		if again := e2etest.StartedAfter(recs, e2etest.LastResume(recs)); !equalSets(again, stage3Paths) {
+			t.Errorf("calls run live after the resume: %v\nwant exactly the 20 stage-3 calls", e2etest.SortedKeys(again))
 		}
 	})
 
 	t.Run("killed", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.write("pipeline.workflow.star", starPipelineScript(starStage3Original))
-		e.write("edited.workflow.star", starPipelineScript(starStage3Edited))
-		want := e.runCompleted("edited.workflow.star")
-		k := e.startAndKill("pipeline.workflow.star", 30, 60, "--simulate-latency", latency, "--concurrency", "8")
+		e := e2etest.NewEnv(t)
+		e.Write("pipeline.workflow.star", starPipelineScript(starStage3Original))
+		e.Write("edited.workflow.star", starPipelineScript(starStage3Edited))
+		want := e.RunCompleted("edited.workflow.star")
+		k := e.StartAndKill("pipeline.workflow.star", 30, 60, "--simulate-latency", latency, "--concurrency", "8")
 		early := map[string]bool{}
-		for p := range k.finished {
+		for p := range k.Finished {
 			if strings.Contains(p, "/s0/") || strings.Contains(p, "/s1/") {
 				early[p] = true
 			}
 		}
-		got := resumeEdited(t, e, k.id, "edited.workflow.star", len(early), 60-len(early))
-		sameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
-		noReRun(t, k.journal, early)
+		got := resumeEdited(t, e, k.ID, "edited.workflow.star", len(early), 60-len(early))
+		e2etest.SameJSON(t, "the edited resume's result vs a fresh run of the edited script", got.Result, want.Result)
+		e2etest.NoReRun(t, k.Journal, early)
 	})
 
 	t.Run("edited helper", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.write("lib/prompts.star", "def test_prompt(item, built):\n    return "+starStage3Original+"\n")
-		e.write("pipeline.workflow.star", `load("lib/prompts.star", "test_prompt")
+		e := e2etest.NewEnv(t)
+		e.Write("lib/prompts.star", "def test_prompt(item, built):\n    return "+starStage3Original+"\n")
+		e.Write("pipeline.workflow.star", `load("lib/prompts.star", "test_prompt")
 `+starPipelineScript("test_prompt(item, built)"))
-		first := e.runCompleted("pipeline.workflow.star")
-		e.write("lib/prompts.star", "def test_prompt(item, built):\n    return "+starStage3Edited+"\n")
+		first := e.RunCompleted("pipeline.workflow.star")
+		e.Write("lib/prompts.star", "def test_prompt(item, built):\n    return "+starStage3Edited+"\n")
 		resumeEdited(t, e, first.RunID, "pipeline.workflow.star", 40, 20)
-		recs, _ := readJournal(t, e.journalPath(first.RunID))
-		if again := startedAfter(recs, lastResume(recs)); !equalSets(again, stage3Paths) {
-			t.Errorf("calls run live after the resume: %v\nwant exactly the 20 stage-3 calls", sortedKeys(again))
+		recs, _ := e2etest.ReadJournal(t, e.JournalPath(first.RunID))
+		if again := e2etest.StartedAfter(recs, e2etest.LastResume(recs)); !equalSets(again, stage3Paths) {
+			t.Errorf("calls run live after the resume: %v\nwant exactly the 20 stage-3 calls", e2etest.SortedKeys(again))
 		}
 	})
 }
@@ -254,25 +255,25 @@ func TestStarBadInputNeverJournals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			e.write("bad.workflow.star", tc.script)
-			r := e.dw("run", "bad.workflow.star", "--json")
-			expectCode(t, r, 1)
+			e := e2etest.NewEnv(t)
+			e.Write("bad.workflow.star", tc.script)
+			r := e.DW("run", "bad.workflow.star", "--json")
+			e2etest.ExpectCode(t, r, 1)
 			where := regexp.MustCompile(`bad\.workflow\.star` + tc.where)
 			if !tc.runs {
-				if !where.MatchString(r.stderr) || !strings.Contains(r.stderr, tc.what) {
+				if !where.MatchString(r.Stderr) || !strings.Contains(r.Stderr, tc.what) {
 					t.Errorf("stderr should name bad.workflow.star%s and say %q:\n%s", tc.where, tc.what, r)
 				}
-				if ids := e.journalIDs(); len(ids) != 0 {
+				if ids := e.JournalIDs(); len(ids) != 0 {
 					t.Errorf("a script that does not load was journaled: %v", ids)
 				}
 				return
 			}
-			o := parseOutcome(t, r)
+			o := e2etest.ParseOutcome(t, r)
 			if o.Status != "failed" || !where.MatchString(o.Error) || !strings.Contains(o.Error, tc.what) {
 				t.Errorf("want a failed run whose error names bad.workflow.star%s and says %q:\n%s", tc.where, tc.what, r)
 			}
-			recs, _ := readJournal(t, e.journalPath(o.RunID))
+			recs, _ := e2etest.ReadJournal(t, e.JournalPath(o.RunID))
 			for _, rec := range recs {
 				if strings.HasPrefix(rec.Type, "call.") {
 					t.Errorf("a script that failed before any call journaled %s %s", rec.Type, rec.Path)
@@ -286,22 +287,22 @@ func TestStarBadInputNeverJournals(t *testing.T) {
 // name, and calls it by name from a JavaScript one.
 func TestStarSavedWorkflow(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.workdir = t.TempDir()
-	e.write(".claude/workflows/gamma.workflow.star", `meta = {"name": "gamma", "description": "saved in Starlark"}
+	e := e2etest.NewEnv(t)
+	e.Workdir = t.TempDir()
+	e.Write(".claude/workflows/gamma.workflow.star", `meta = {"name": "gamma", "description": "saved in Starlark"}
 
 def main(args):
     return "gamma: " + agent("Gamma task " + ((args or {}).get("who") or "anyone"))
 `)
-	o := e.runCompleted("gamma")
+	o := e.RunCompleted("gamma")
 	var s string
 	if json.Unmarshal(o.Result, &s) != nil || !strings.HasPrefix(s, "gamma: ") || o.Name != "gamma" {
 		t.Errorf("run gamma gave %s (workflow %q)", o.Result, o.Name)
 	}
-	e.write("caller.workflow.js", `export const meta = { name: 'caller', description: 'calls a saved Starlark workflow' }
+	e.Write("caller.workflow.js", `export const meta = { name: 'caller', description: 'calls a saved Starlark workflow' }
 return await workflow('gamma', { who: 'the caller' })
 `)
-	o = e.runCompleted("caller.workflow.js")
+	o = e.RunCompleted("caller.workflow.js")
 	if json.Unmarshal(o.Result, &s) != nil || !strings.Contains(s, "Gamma task the caller") {
 		t.Errorf("caller gave %s", o.Result)
 	}

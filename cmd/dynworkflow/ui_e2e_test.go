@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -20,11 +21,11 @@ import (
 // completes, and Ctrl-C then exits with the run's code and gives the
 // project up.
 func TestRunUI(t *testing.T) {
-	e := newEnv(t)
-	path := e.write("gate.workflow.js", gateWorkflow)
-	p := e.start("run", "--ui", path)
-	p.waitStderr("dashboard: ")
-	_, rest, _ := strings.Cut(p.stderr.String(), "dashboard: ")
+	e := e2etest.NewEnv(t)
+	path := e.Write("gate.workflow.js", gateWorkflow)
+	p := e.Start("run", "--ui", path)
+	p.WaitStderr("dashboard: ")
+	_, rest, _ := strings.Cut(p.Stderr.String(), "dashboard: ")
 	link, _, _ := strings.Cut(rest, "\n")
 	u, err := url.Parse(link)
 	if err != nil || u.RawQuery != "" || u.Hostname() != "127.0.0.1" {
@@ -45,7 +46,7 @@ func TestRunUI(t *testing.T) {
 	res.Body.Close()
 
 	var cp web.Checkpoint
-	waitUntil(t, "the checkpoint to wait for an answer", func() bool {
+	e2etest.WaitUntil(t, "the checkpoint to wait for an answer", func() bool {
 		cps, _ := cl.Checkpoints(context.Background())
 		for _, c := range cps {
 			if c.RunID == id {
@@ -58,21 +59,21 @@ func TestRunUI(t *testing.T) {
 	if err := cl.Respond(context.Background(), cp.ID, json.RawMessage(`"stable"`)); err != nil {
 		t.Fatal(err)
 	}
-	p.waitStderr("the dashboard stays up until Ctrl-C")
+	p.WaitStderr("the dashboard stays up until Ctrl-C")
 	d, err := cl.Run(context.Background(), id)
 	if err != nil || d.Summary.Status != "completed" {
 		t.Fatalf("after the answer: %v %v", d, err)
 	}
-	if desc, err := web.ReadDescriptor(e.runtimePath()); err != nil || desc.PID != p.cmd.Process.Pid {
+	if desc, err := web.ReadDescriptor(e2etest.RuntimePath(e)); err != nil || desc.PID != p.Cmd.Process.Pid {
 		t.Fatalf("run --ui is not the project's live runtime: %+v %v", desc, err)
 	}
-	p.signal(os.Interrupt)
-	r := p.wait()
-	expectCode(t, r, 0)
-	if !strings.Contains(r.stdout, "ship to stable") {
+	p.Signal(os.Interrupt)
+	r := p.Wait()
+	e2etest.ExpectCode(t, r, 0)
+	if !strings.Contains(r.Stdout, "ship to stable") {
 		t.Errorf("the result is not on stdout:\n%s", r)
 	}
-	if _, err := os.Stat(e.runtimePath()); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(e2etest.RuntimePath(e)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("runtime.json left behind: %v", err)
 	}
 }

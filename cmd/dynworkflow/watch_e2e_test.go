@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"regexp"
 	"strings"
@@ -14,33 +15,33 @@ import (
 // nothing; Ctrl-C while watching leaves the last outcome as the exit code.
 func TestRunWatch(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	const script = `export const meta = { name: 'watched', description: 'three sequential calls' }
 const a = await agent('first')
 const b = await agent('second')
 return [a, b, await agent('third VERSION')]
 `
-	path := e.write("w.workflow.js", strings.Replace(script, "VERSION", "v1", 1))
-	p := e.start("run", "w.workflow.js", "--watch")
-	if !p.waitStderr("save to re-run") {
-		t.Fatalf("the first execution did not finish:\n%s", p.stderr.String())
+	path := e.Write("w.workflow.js", strings.Replace(script, "VERSION", "v1", 1))
+	p := e.Start("run", "w.workflow.js", "--watch")
+	if !p.WaitStderr("save to re-run") {
+		t.Fatalf("the first execution did not finish:\n%s", p.Stderr.String())
 	}
 	if err := os.WriteFile(path, []byte("export const meta = { name: 'watched' }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !p.waitStderr("not reloaded") || !strings.Contains(p.stderr.String(), "w.workflow.js:1") {
-		t.Fatalf("a bad save should be reported with its position:\n%s", p.stderr.String())
+	if !p.WaitStderr("not reloaded") || !strings.Contains(p.Stderr.String(), "w.workflow.js:1") {
+		t.Fatalf("a bad save should be reported with its position:\n%s", p.Stderr.String())
 	}
 	if err := os.WriteFile(path, []byte(strings.Replace(script, "VERSION", "v2", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !p.waitStderr("reload 1: 2 calls replayed, 1 ran live") {
-		t.Fatalf("no reload report:\n%s", p.stderr.String())
+	if !p.WaitStderr("reload 1: 2 calls replayed, 1 ran live") {
+		t.Fatalf("no reload report:\n%s", p.Stderr.String())
 	}
-	waitUntil(t, "the new result on stdout", func() bool { return strings.Contains(p.stdout.String(), "third v2") })
-	p.signal(syscall.SIGINT)
-	if r := p.wait(); r.code != 0 {
-		t.Fatalf("Ctrl-C after a completed reload: exit %d, want 0\n%s", r.code, r)
+	e2etest.WaitUntil(t, "the new result on stdout", func() bool { return strings.Contains(p.Stdout.String(), "third v2") })
+	p.Signal(syscall.SIGINT)
+	if r := p.Wait(); r.Code != 0 {
+		t.Fatalf("Ctrl-C after a completed reload: exit %d, want 0\n%s", r.Code, r)
 	}
 }
 
@@ -48,31 +49,31 @@ return [a, b, await agent('third VERSION')]
 // and the reload is reported on the server's terminal and over the API.
 func TestServeWatch(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	const script = `export const meta = { name: 'served', description: 'two sequential calls' }
 const a = await agent('first')
 return [a, await agent('second VERSION')]
 `
-	path := e.write("s.workflow.js", strings.Replace(script, "VERSION", "v1", 1))
-	s := e.serve("s.workflow.js", "--watch")
-	if !s.waitStderr(" started: ") {
-		t.Fatalf("serve did not start the run:\n%s", s.stderr.String())
+	path := e.Write("s.workflow.js", strings.Replace(script, "VERSION", "v1", 1))
+	s := e2etest.Serve(e, "s.workflow.js", "--watch")
+	if !s.WaitStderr(" started: ") {
+		t.Fatalf("serve did not start the run:\n%s", s.Stderr.String())
 	}
-	id := regexp.MustCompile(`(\S+) started: `).FindStringSubmatch(s.stderr.String())[1]
-	s.waitRun(id, "completed")
+	id := regexp.MustCompile(`(\S+) started: `).FindStringSubmatch(s.Stderr.String())[1]
+	s.WaitRun(id, "completed")
 	if err := os.WriteFile(path, []byte(strings.Replace(script, "VERSION", "v2", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !s.waitStderr(id + " reload 1 completed: 1 call replayed, 1 ran live") {
-		t.Fatalf("no reload report:\n%s", s.stderr.String())
+	if !s.WaitStderr(id + " reload 1 completed: 1 call replayed, 1 ran live") {
+		t.Fatalf("no reload report:\n%s", s.Stderr.String())
 	}
-	d, err := s.client.Run(context.Background(), id)
+	d, err := s.Client.Run(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(d.Result), "second v2") || len(d.Executions) != 2 || d.Executions[1].Rule != "edit" {
 		t.Fatalf("the API shows result %s and executions %+v, want the edited result from an edit resume", d.Result, d.Executions)
 	}
-	s.signal(syscall.SIGINT)
-	s.wait()
+	s.Signal(syscall.SIGINT)
+	s.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/gittest"
 )
 
@@ -21,24 +22,24 @@ import (
 // gitEnv makes e's project a git repository with files committed, and
 // keeps the user's git configuration (and identity) out of every git the
 // test and the binary run.
-func gitEnv(t *testing.T, files map[string]string) *env {
+func gitEnv(t *testing.T, files map[string]string) *e2etest.Env {
 	t.Helper()
 	gittest.Isolate(t)
-	e := newEnv(t)
-	e.git("init", "-q", "-b", "main")
-	e.git("config", "user.name", "Tester")
-	e.git("config", "user.email", "tester@example.com")
+	e := e2etest.NewEnv(t)
+	git(e, "init", "-q", "-b", "main")
+	git(e, "config", "user.name", "Tester")
+	git(e, "config", "user.email", "tester@example.com")
 	for name, text := range files {
-		e.write(name, text)
+		e.Write(name, text)
 	}
-	e.git("add", "-A")
-	e.git("commit", "-q", "-m", "first")
+	git(e, "add", "-A")
+	git(e, "commit", "-q", "-m", "first")
 	return e
 }
 
-func (e *env) git(args ...string) string {
-	e.t.Helper()
-	return gitAt(e.t, e.dir, args...)
+func git(e *e2etest.Env, args ...string) string {
+	e.T.Helper()
+	return gitAt(e.T, e.Dir, args...)
 }
 
 func gitAt(t *testing.T, dir string, args ...string) string {
@@ -53,20 +54,20 @@ func gitAt(t *testing.T, dir string, args ...string) string {
 }
 
 // checkout is what must never change in the main checkout.
-func (e *env) checkout() string {
-	e.t.Helper()
-	branch, _ := exec.Command("git", "-C", e.dir, "symbolic-ref", "-q", "--short", "HEAD").Output()
-	return e.git("rev-parse", "HEAD") + " " + strings.TrimSpace(string(branch)) + "\n" +
-		e.git("status", "--porcelain", "--untracked-files=all") + "\n" + e.git("diff")
+func checkout(e *e2etest.Env) string {
+	e.T.Helper()
+	branch, _ := exec.Command("git", "-C", e.Dir, "symbolic-ref", "-q", "--short", "HEAD").Output()
+	return git(e, "rev-parse", "HEAD") + " " + strings.TrimSpace(string(branch)) + "\n" +
+		git(e, "status", "--porcelain", "--untracked-files=all") + "\n" + git(e, "diff")
 }
 
 // writeScript writes a workflow outside the repository, so that the main
 // checkout holds only what the test put there.
-func (e *env) writeScript(name, text string) string {
-	e.t.Helper()
-	p := filepath.Join(e.state, name)
+func writeScript(e *e2etest.Env, name, text string) string {
+	e.T.Helper()
+	p := filepath.Join(e.State, name)
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return p
 }
@@ -94,12 +95,12 @@ type isolatedDetail struct {
 	Worktrees []keptWorktree `json:"worktrees"`
 }
 
-func (e *env) isolatedDetail(id string) isolatedDetail {
-	e.t.Helper()
-	r := e.dwOK("show", id, "--json")
+func showIsolated(e *e2etest.Env, id string) isolatedDetail {
+	e.T.Helper()
+	r := e.DWOK("show", id, "--json")
 	var d isolatedDetail
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-		e.t.Fatalf("show --json: %v\n%s", err, r)
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		e.T.Fatalf("show --json: %v\n%s", err, r)
 	}
 	return d
 }
@@ -112,20 +113,20 @@ func TestEightIsolatedAgentsWriteTheSameFile(t *testing.T) {
 	// The user is on a branch of their own, with edits they have not
 	// committed: the agents start from the commit, and never see or touch
 	// the edits.
-	e.git("checkout", "-q", "-b", "work")
-	e.write("notes.txt", "uncommitted\n")
-	e.write("scratch.txt", "untracked\n")
-	base := e.git("rev-parse", "HEAD")
-	before := e.checkout()
-	script := e.writeScript("eight.workflow.js", `export const meta = {name: "eight", description: "eight writers"}
+	git(e, "checkout", "-q", "-b", "work")
+	e.Write("notes.txt", "uncommitted\n")
+	e.Write("scratch.txt", "untracked\n")
+	base := git(e, "rev-parse", "HEAD")
+	before := checkout(e)
+	script := writeScript(e, "eight.workflow.js", `export const meta = {name: "eight", description: "eight writers"}
 return await parallel([0,1,2,3,4,5,6,7].map(i => () => agent("written by agent " + i, {label: "writer-" + i, isolation: "worktree"})))`)
 
-	o := e.runCompleted(script, "--command-executor", `sh -c 'cat > shared.txt; cat notes.txt'`, "--executor", "command", "--concurrency", "8")
-	sameJSON(t, "result", o.Result, json.RawMessage(`["committed","committed","committed","committed","committed","committed","committed","committed"]`))
-	if after := e.checkout(); after != before {
+	o := e.RunCompleted(script, "--command-executor", `sh -c 'cat > shared.txt; cat notes.txt'`, "--executor", "command", "--concurrency", "8")
+	e2etest.SameJSON(t, "result", o.Result, json.RawMessage(`["committed","committed","committed","committed","committed","committed","committed","committed"]`))
+	if after := checkout(e); after != before {
 		t.Fatalf("the main checkout changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
-	d := e.isolatedDetail(o.RunID)
+	d := showIsolated(e, o.RunID)
 	if len(d.Worktrees) != 8 {
 		t.Fatalf("%d kept worktrees, want 8", len(d.Worktrees))
 	}
@@ -135,21 +136,21 @@ return await parallel([0,1,2,3,4,5,6,7].map(i => () => agent("written by agent "
 			t.Errorf("worktree %+v: want branch dynworkflow/%s/writer-%s from %s", w, o.RunID, i, base)
 		}
 		// Recoverable: the branch has the agent's file, on top of the base.
-		if got := e.git("show", w.Branch+":shared.txt"); got != "written by agent "+i {
+		if got := git(e, "show", w.Branch+":shared.txt"); got != "written by agent "+i {
 			t.Errorf("%s: shared.txt = %q", w.Branch, got)
 		}
-		if got := e.git("rev-parse", w.Branch+"^"); got != base {
+		if got := git(e, "rev-parse", w.Branch+"^"); got != base {
 			t.Errorf("%s: parent %s, want %s", w.Branch, got, base)
 		}
 	}
 	// The listing shows all eight, unmerged, with their diff stats.
-	r := e.dwOK("worktrees", o.RunID)
-	if n := strings.Count(r.stdout, "1 file, +1 -1  unmerged"); n != 8 {
-		t.Errorf("worktrees lists %d unmerged one-line changes, want 8:\n%s", n, r.stdout)
+	r := e.DWOK("worktrees", o.RunID)
+	if n := strings.Count(r.Stdout, "1 file, +1 -1  unmerged"); n != 8 {
+		t.Errorf("worktrees lists %d unmerged one-line changes, want 8:\n%s", n, r.Stdout)
 	}
 	// The API has them too, per call and per run.
-	s := e.serve()
-	api, err := s.client.Run(context.Background(), o.RunID)
+	s := e2etest.Serve(e)
+	api, err := s.Client.Run(context.Background(), o.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,13 +162,13 @@ return await parallel([0,1,2,3,4,5,6,7].map(i => () => agent("written by agent "
 			t.Errorf("GET /api/runs/%s: call %s has worktree %+v", o.RunID, c.Path, c.Worktree)
 		}
 	}
-	s.signal(syscall.SIGINT)
-	expectCode(t, s.wait(), 0)
+	s.Signal(syscall.SIGINT)
+	e2etest.ExpectCode(t, s.Wait(), 0)
 
 	// Any of them can be taken.
-	e.git("stash", "-q", "--include-untracked")
-	e.git("merge", "-q", "--no-edit", d.Worktrees[3].Branch)
-	if got, _ := os.ReadFile(filepath.Join(e.dir, "shared.txt")); string(got) != "written by agent "+strings.TrimPrefix(d.Worktrees[3].Label, "writer-") {
+	git(e, "stash", "-q", "--include-untracked")
+	git(e, "merge", "-q", "--no-edit", d.Worktrees[3].Branch)
+	if got, _ := os.ReadFile(filepath.Join(e.Dir, "shared.txt")); string(got) != "written by agent "+strings.TrimPrefix(d.Worktrees[3].Label, "writer-") {
 		t.Errorf("after merging %s, shared.txt = %q", d.Worktrees[3].Branch, got)
 	}
 }
@@ -175,20 +176,20 @@ return await parallel([0,1,2,3,4,5,6,7].map(i => () => agent("written by agent "
 // Must-show 2, through the binary.
 func TestAnIsolatedAgentThatChangesNothingLeavesNothing(t *testing.T) {
 	e := gitEnv(t, map[string]string{"a.txt": "a\n"})
-	script := e.writeScript("look.workflow.js", `export const meta = {name: "look", description: "reads only"}
+	script := writeScript(e, "look.workflow.js", `export const meta = {name: "look", description: "reads only"}
 return await agent("look", {label: "reader", isolation: "worktree"})`)
-	o := e.runCompleted(script, "--command-executor", `sh -c 'cat >/dev/null; cat a.txt'`, "--executor", "command")
-	sameJSON(t, "result", o.Result, json.RawMessage(`"a"`))
-	if got := e.git("branch", "--list", "dynworkflow/*"); got != "" {
+	o := e.RunCompleted(script, "--command-executor", `sh -c 'cat >/dev/null; cat a.txt'`, "--executor", "command")
+	e2etest.SameJSON(t, "result", o.Result, json.RawMessage(`"a"`))
+	if got := git(e, "branch", "--list", "dynworkflow/*"); got != "" {
 		t.Errorf("branches left behind: %s", got)
 	}
-	if got := e.git("worktree", "list"); strings.Count(got, "\n") != 0 {
+	if got := git(e, "worktree", "list"); strings.Count(got, "\n") != 0 {
 		t.Errorf("worktrees left behind:\n%s", got)
 	}
-	if dirs, _ := filepath.Glob(filepath.Join(e.state, "projects", "*", "worktrees", "*")); len(dirs) != 0 {
+	if dirs, _ := filepath.Glob(filepath.Join(e.State, "projects", "*", "worktrees", "*")); len(dirs) != 0 {
 		t.Errorf("directories left behind: %v", dirs)
 	}
-	d := e.isolatedDetail(o.RunID)
+	d := showIsolated(e, o.RunID)
 	if w := d.Calls[0].Worktree; w == nil || w.Status != "removed" {
 		t.Errorf("the call's worktree: %+v, want removed", w)
 	}
@@ -207,24 +208,24 @@ func TestPartialEditsSurviveASIGKILL(t *testing.T) {
 		`if [ -e ` + flag + `/once ]; then echo again; exit 0; fi; ` +
 		`echo partial >> a.txt; echo new > b.txt; touch ` + flag + `/once; exec sleep 60'`
 	flags := []string{"--command-executor", template, "--executor", "command", "--concurrency", "2"}
-	script := e.writeScript("kill.workflow.js", `export const meta = {name: "kill", description: "one fast, one slow"}
+	script := writeScript(e, "kill.workflow.js", `export const meta = {name: "kill", description: "one fast, one slow"}
 return await parallel([() => agent("fast", {label: "fast", isolation: "worktree"}), () => agent("slow", {label: "slow", isolation: "worktree"})])`)
 
-	before := e.journalIDs()
-	p := e.start(append([]string{"run", script, "--json"}, flags...)...)
-	id := p.waitNewJournal(before)
-	p.waitFinished(e.journalPath(id), 1)
-	waitUntil(t, "the slow agent to make its edits", func() bool {
+	before := e.JournalIDs()
+	p := e.Start(append([]string{"run", script, "--json"}, flags...)...)
+	id := p.WaitNewJournal(before)
+	p.WaitFinished(e.JournalPath(id), 1)
+	e2etest.WaitUntil(t, "the slow agent to make its edits", func() bool {
 		_, err := os.Stat(filepath.Join(flag, "once"))
 		return err == nil
 	})
-	p.signal(syscall.SIGKILL)
-	if r := p.wait(); r.signal != syscall.SIGKILL {
+	p.Signal(syscall.SIGKILL)
+	if r := p.Wait(); r.Signal != syscall.SIGKILL {
 		t.Fatalf("not killed:\n%s", r)
 	}
 	// The edits are only in the directory now, and the listing says so.
 	slowDir := ""
-	for _, w := range e.isolatedDetail(id).Calls {
+	for _, w := range showIsolated(e, id).Calls {
 		if w.Worktree != nil && w.Worktree.Status == "active" {
 			slowDir = w.Worktree.Dir
 		}
@@ -235,18 +236,18 @@ return await parallel([() => agent("fast", {label: "fast", isolation: "worktree"
 	if st := gitAt(t, slowDir, "status", "--porcelain"); !strings.Contains(st, "a.txt") || !strings.Contains(st, "b.txt") {
 		t.Fatalf("the slow agent's edits are not in its worktree:\n%s", st)
 	}
-	if r := e.dwOK("worktrees", id); !strings.Contains(r.stdout, "unsettled") {
-		t.Errorf("worktrees does not call the interrupted one unsettled:\n%s", r.stdout)
+	if r := e.DWOK("worktrees", id); !strings.Contains(r.Stdout, "unsettled") {
+		t.Errorf("worktrees does not call the interrupted one unsettled:\n%s", r.Stdout)
 	}
 
-	r := e.dw(append([]string{"resume", id, "--json"}, flags...)...)
-	expectCode(t, r, 0)
-	o := parseOutcome(t, r)
-	sameJSON(t, "result", o.Result, json.RawMessage(`["fast","again"]`))
+	r := e.DW(append([]string{"resume", id, "--json"}, flags...)...)
+	e2etest.ExpectCode(t, r, 0)
+	o := e2etest.ParseOutcome(t, r)
+	e2etest.SameJSON(t, "result", o.Result, json.RawMessage(`["fast","again"]`))
 	if o.Stats.Replayed != 1 || o.Stats.Live != 1 {
 		t.Errorf("replayed %d live %d, want the fast call replayed and the slow one run again", o.Stats.Replayed, o.Stats.Live)
 	}
-	d := e.isolatedDetail(id)
+	d := showIsolated(e, id)
 	var interrupted, fast *keptWorktree
 	for i, w := range d.Worktrees {
 		switch {
@@ -259,13 +260,13 @@ return await parallel([() => agent("fast", {label: "fast", isolation: "worktree"
 	if interrupted == nil || interrupted.Dir != slowDir || !interrupted.Committed || interrupted.Files != 2 {
 		t.Fatalf("kept worktrees %+v: want the slow call's, interrupted, its two files committed", d.Worktrees)
 	}
-	if got := e.git("show", interrupted.Branch+":a.txt"); got != "a\npartial" {
+	if got := git(e, "show", interrupted.Branch+":a.txt"); got != "a\npartial" {
 		t.Errorf("a.txt on %s = %q", interrupted.Branch, got)
 	}
-	if got := e.git("show", interrupted.Branch+":b.txt"); got != "new" {
+	if got := git(e, "show", interrupted.Branch+":b.txt"); got != "new" {
 		t.Errorf("b.txt on %s = %q", interrupted.Branch, got)
 	}
-	if fast == nil || e.git("show", fast.Branch+":fast.txt") != "f" {
+	if fast == nil || git(e, "show", fast.Branch+":fast.txt") != "f" {
 		t.Errorf("the fast call's kept branch is missing: %+v", d.Worktrees)
 	}
 	for _, c := range d.Calls {
@@ -282,27 +283,27 @@ return await parallel([() => agent("fast", {label: "fast", isolation: "worktree"
 // unmerged work without --force.
 func TestWorktreesCleanRefusesUnmergedWork(t *testing.T) {
 	e := gitEnv(t, map[string]string{"a.txt": "a\n"})
-	script := e.writeScript("two.workflow.js", `export const meta = {name: "two", description: "two writers"}
+	script := writeScript(e, "two.workflow.js", `export const meta = {name: "two", description: "two writers"}
 return await parallel(["one", "two"].map(n => () => agent(n, {label: n, isolation: "worktree"})))`)
-	o := e.runCompleted(script, "--command-executor", `sh -c 'n=$(cat); echo $n > $n.txt; echo $n'`, "--executor", "command")
+	o := e.RunCompleted(script, "--command-executor", `sh -c 'n=$(cat); echo $n > $n.txt; echo $n'`, "--executor", "command")
 	one, two := "dynworkflow/"+o.RunID+"/one", "dynworkflow/"+o.RunID+"/two"
-	e.git("merge", "-q", "--no-edit", one)
+	git(e, "merge", "-q", "--no-edit", one)
 
-	r := e.dwOK("worktrees", "clean")
-	if !strings.Contains(r.stdout, "removed "+one) || !strings.Contains(r.stdout, "kept    "+two+": not merged") {
-		t.Errorf("clean without names:\n%s", r.stdout)
+	r := e.DWOK("worktrees", "clean")
+	if !strings.Contains(r.Stdout, "removed "+one) || !strings.Contains(r.Stdout, "kept    "+two+": not merged") {
+		t.Errorf("clean without names:\n%s", r.Stdout)
 	}
-	r = e.dw("worktrees", "clean", o.RunID, "two")
-	expectCode(t, r, 1)
-	if !strings.Contains(r.stderr, "refusing to remove unmerged work without --force") {
+	r = e.DW("worktrees", "clean", o.RunID, "two")
+	e2etest.ExpectCode(t, r, 1)
+	if !strings.Contains(r.Stderr, "refusing to remove unmerged work without --force") {
 		t.Errorf("no refusal on stderr:\n%s", r)
 	}
-	if got := e.git("branch", "--list", two); got == "" {
+	if got := git(e, "branch", "--list", two); got == "" {
 		t.Fatal("the unmerged branch was deleted without --force")
 	}
 	// Uncommitted edits in a kept worktree are refused too.
 	var dir string
-	for _, w := range e.isolatedDetail(o.RunID).Worktrees {
+	for _, w := range showIsolated(e, o.RunID).Worktrees {
 		if w.Branch == two {
 			dir = w.Dir
 		}
@@ -310,20 +311,20 @@ return await parallel(["one", "two"].map(n => () => agent(n, {label: n, isolatio
 	if err := os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.git("merge", "-q", "--no-edit", two)
-	r = e.dw("worktrees", "clean", o.RunID, two)
-	expectCode(t, r, 1)
-	if !strings.Contains(r.stdout, "uncommitted edits") {
+	git(e, "merge", "-q", "--no-edit", two)
+	r = e.DW("worktrees", "clean", o.RunID, two)
+	e2etest.ExpectCode(t, r, 1)
+	if !strings.Contains(r.Stdout, "uncommitted edits") {
 		t.Errorf("clean of a worktree with uncommitted edits:\n%s", r)
 	}
-	r = e.dwOK("worktrees", "clean", two, "--force")
-	if !strings.Contains(r.stdout, "removed "+two) {
-		t.Errorf("clean --force:\n%s", r.stdout)
+	r = e.DWOK("worktrees", "clean", two, "--force")
+	if !strings.Contains(r.Stdout, "removed "+two) {
+		t.Errorf("clean --force:\n%s", r.Stdout)
 	}
-	if got := e.git("branch", "--list", "dynworkflow/*"); got != "" {
+	if got := git(e, "branch", "--list", "dynworkflow/*"); got != "" {
 		t.Errorf("branches left: %s", got)
 	}
-	if r := e.dwOK("worktrees"); r.stdout != "" || !strings.Contains(r.stderr, "no kept worktrees") {
+	if r := e.DWOK("worktrees"); r.Stdout != "" || !strings.Contains(r.Stderr, "no kept worktrees") {
 		t.Errorf("worktrees after clean:\n%s", r)
 	}
 }
@@ -341,15 +342,15 @@ func TestIsolationWithoutGitPausesTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin)
-	script := e.writeScript("one.workflow.js", `export const meta = {name: "one", description: "one writer"}
+	script := writeScript(e, "one.workflow.js", `export const meta = {name: "one", description: "one writer"}
 return await agent("x", {isolation: "worktree"})`)
-	r := e.dw("run", script, "--json", "--command-executor", `sh -c 'echo x > out.txt; echo done'`, "--executor", "command")
-	expectCode(t, r, 2)
-	o := parseOutcome(t, r)
+	r := e.DW("run", script, "--json", "--command-executor", `sh -c 'echo x > out.txt; echo done'`, "--executor", "command")
+	e2etest.ExpectCode(t, r, 2)
+	o := e2etest.ParseOutcome(t, r)
 	if !strings.Contains(o.PauseReason, "no git binary on PATH") {
 		t.Errorf("pause reason %q", o.PauseReason)
 	}
-	if _, err := os.Stat(filepath.Join(e.dir, "out.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(e.Dir, "out.txt")); !os.IsNotExist(err) {
 		t.Error("the agent ran in the shared checkout")
 	}
 }

@@ -1,4 +1,4 @@
-package main_test
+package node_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/nodeseed"
 )
 
@@ -20,10 +21,10 @@ import (
 
 // nodeSeed is a way to run the Node runtime: node and its package.
 type nodeSeed struct {
-	t    *testing.T
+	T    *testing.T
 	node string
 	pkg  string // .../node_modules/@fish59fish/dynamic-workflows
-	bin  string // a directory with a fake codex, first on its PATH
+	Bin  string // a directory with a fake codex, first on its PATH
 }
 
 // findNodeSeed finds node and the package, skipping the test when either
@@ -55,42 +56,42 @@ globalThis.setTimeout = function (fn, ms, ...rest) { return realSetTimeout(fn, m
 	if err := os.WriteFile(filepath.Join(bin, "patience.mjs"), []byte(patience), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &nodeSeed{t: t, node: seed.Node, pkg: seed.Pkg, bin: bin}
+	return &nodeSeed{T: t, node: seed.Node, pkg: seed.Pkg, Bin: bin}
 }
 
 // run runs the Node runtime's CLI in e's project and state root.
-func (n *nodeSeed) run(e *env, args ...string) result {
-	n.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+func (n *nodeSeed) run(e *e2etest.Env, args ...string) e2etest.Result {
+	n.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), e2etest.CmdTimeout)
 	defer cancel()
-	full := append([]string{"--import", "file://" + filepath.Join(n.bin, "patience.mjs"), filepath.Join(n.pkg, "dist", "standalone-cli.js")}, args...)
-	full = append(full, "--state-dir", e.state, "--cwd", e.dir)
+	full := append([]string{"--import", "file://" + filepath.Join(n.Bin, "patience.mjs"), filepath.Join(n.pkg, "dist", "standalone-cli.js")}, args...)
+	full = append(full, "--state-dir", e.State, "--cwd", e.Dir)
 	cmd := exec.CommandContext(ctx, n.node, full...)
-	cmd.Dir = e.dir
-	cmd.Env = append(os.Environ(), "PATH="+n.bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DYNAMIC_WORKFLOWS_HOME="+e.state)
+	cmd.Dir = e.Dir
+	cmd.Env = append(os.Environ(), "PATH="+n.Bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DYNAMIC_WORKFLOWS_HOME="+e.State)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	r, err := resultOf(append([]string{"(node)"}, args...), cmd, err, stdout.String(), stderr.String())
+	r, err := e2etest.ResultOf(append([]string{"(node)"}, args...), cmd, err, stdout.String(), stderr.String())
 	if err != nil {
-		n.t.Fatalf("node dynworkflow %s: %v", strings.Join(args, " "), err)
+		n.T.Fatalf("node dynworkflow %s: %v", strings.Join(args, " "), err)
 	}
 	return r
 }
 
 // projectKeys asks the Node runtime for the project id of each directory.
 func (n *nodeSeed) projectKeys(dirs []string) []string {
-	n.t.Helper()
+	n.T.Helper()
 	in, _ := json.Marshal(dirs)
 	script := `import { workflowProjectKey } from ` + jsString(filepath.Join(n.pkg, "dist", "workflow-paths.js")) + `;
 process.stdout.write(JSON.stringify(JSON.parse(process.argv[1]).map(workflowProjectKey)));`
 	out, err := exec.Command(n.node, "--input-type=module", "-e", script, string(in)).Output()
 	if err != nil {
-		n.t.Fatalf("node workflowProjectKey: %v", err)
+		n.T.Fatalf("node workflowProjectKey: %v", err)
 	}
 	var keys []string
 	if err := json.Unmarshal(out, &keys); err != nil || len(keys) != len(dirs) {
-		n.t.Fatalf("node workflowProjectKey gave %s (%v)", out, err)
+		n.T.Fatalf("node workflowProjectKey gave %s (%v)", out, err)
 	}
 	return keys
 }
@@ -139,25 +140,25 @@ return { a, b };
 func TestInteropWithTheNodeRuntime(t *testing.T) {
 	t.Parallel()
 	n := findNodeSeed(t)
-	e := newEnv(t)
-	e.dir = filepath.Join(e.dir, "My_Proj.v2")
-	if err := os.Mkdir(e.dir, 0o755); err != nil {
+	e := e2etest.NewEnv(t)
+	e.Dir = filepath.Join(e.Dir, "My_Proj.v2")
+	if err := os.Mkdir(e.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ours := e.runCompleted(e.write("ours.workflow.js", interopOurs))
-	r := n.run(e, "run", e.write("node.workflow.js", interopNodes), "--executor", "codex", "--json")
-	expectCode(t, r, 0)
+	ours := e.RunCompleted(e.Write("ours.workflow.js", interopOurs))
+	r := n.run(e, "run", e.Write("node.workflow.js", interopNodes), "--executor", "codex", "--json")
+	e2etest.ExpectCode(t, r, 0)
 	var nodeRun struct {
 		RunID  string `json:"runId"`
 		Status string `json:"status"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &nodeRun); err != nil || nodeRun.Status != "completed" {
+	if err := json.Unmarshal([]byte(r.Stdout), &nodeRun); err != nil || nodeRun.Status != "completed" {
 		t.Fatalf("the Node runtime's run did not complete (%v):\n%s", err, r)
 	}
 
 	// One project directory, the one the Node runtime computes.
-	projects, _ := filepath.Glob(filepath.Join(e.state, "projects", "*"))
-	want := filepath.Join(e.state, "projects", n.projectKeys([]string{e.dir})[0])
+	projects, _ := filepath.Glob(filepath.Join(e.State, "projects", "*"))
+	want := filepath.Join(e.State, "projects", n.projectKeys([]string{e.Dir})[0])
 	if len(projects) != 1 || projects[0] != want {
 		t.Fatalf("project directories %v, want only %s", projects, want)
 	}
@@ -169,7 +170,7 @@ func TestInteropWithTheNodeRuntime(t *testing.T) {
 
 	t.Run("the Node runtime lists and shows ours", func(t *testing.T) {
 		r := n.run(e, "list", "--json")
-		expectCode(t, r, 0)
+		e2etest.ExpectCode(t, r, 0)
 		var listed []struct {
 			RunID               string   `json:"runId"`
 			WorkflowName        string   `json:"workflowName"`
@@ -178,7 +179,7 @@ func TestInteropWithTheNodeRuntime(t *testing.T) {
 			AgentCount          int      `json:"agentCount"`
 			CompletedAgentCount int      `json:"completedAgentCount"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil {
+		if err := json.Unmarshal([]byte(r.Stdout), &listed); err != nil {
 			t.Fatalf("node list --json: %v\n%s", err, r)
 		}
 		found := false
@@ -193,14 +194,14 @@ func TestInteropWithTheNodeRuntime(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Fatalf("node list --json misses our run %s:\n%s", ours.RunID, r.stdout)
+			t.Fatalf("node list --json misses our run %s:\n%s", ours.RunID, r.Stdout)
 		}
-		if r := n.run(e, "list"); r.code != 0 || !strings.Contains(r.stdout, ours.RunID+"\tcompleted") {
+		if r := n.run(e, "list"); r.Code != 0 || !strings.Contains(r.Stdout, ours.RunID+"\tcompleted") {
 			t.Errorf("node list does not show our run:\n%s", r)
 		}
 
 		r = n.run(e, "show", ours.RunID, "--json")
-		expectCode(t, r, 0)
+		e2etest.ExpectCode(t, r, 0)
 		var shown struct {
 			Status string `json:"status"`
 			Agents []struct {
@@ -210,40 +211,40 @@ func TestInteropWithTheNodeRuntime(t *testing.T) {
 				Result json.RawMessage `json:"result"`
 			} `json:"agents"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil {
+		if err := json.Unmarshal([]byte(r.Stdout), &shown); err != nil {
 			t.Fatalf("node show --json: %v\n%s", err, r)
 		}
 		if shown.Status != "completed" || len(shown.Agents) != 4 {
-			t.Fatalf("node show --json: status %q, %d agents:\n%s", shown.Status, len(shown.Agents), r.stdout)
+			t.Fatalf("node show --json: status %q, %d agents:\n%s", shown.Status, len(shown.Agents), r.Stdout)
 		}
 		if a := shown.Agents[0]; a.Label != "hello" || a.Prompt != "Say hello to the Node runtime" || a.Status != "done" || len(a.Result) == 0 {
 			t.Errorf("node show's first agent: %+v", a)
 		}
-		if r := n.run(e, "show", ours.RunID); r.code != 0 || !strings.Contains(r.stdout, "Say hello to the Node runtime") {
+		if r := n.run(e, "show", ours.RunID); r.Code != 0 || !strings.Contains(r.Stdout, "Say hello to the Node runtime") {
 			t.Errorf("node show does not print our run's prompts:\n%s", r)
 		}
 		// It must not run ours again from the start.
-		if r := n.run(e, "resume", ours.RunID); r.code == 0 {
+		if r := n.run(e, "resume", ours.RunID); r.Code == 0 {
 			t.Errorf("the Node runtime resumed our run:\n%s", r)
 		}
 	})
 
 	t.Run("we list and show the Node runtime's", func(t *testing.T) {
-		var theirs summary
+		var theirs e2etest.Summary
 		var foreign string
-		r := e.dwOK("list", "--json")
+		r := e.DWOK("list", "--json")
 		var raw []json.RawMessage
-		if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+		if err := json.Unmarshal([]byte(r.Stdout), &raw); err != nil {
 			t.Fatal(err)
 		}
 		for _, item := range raw {
 			var s struct {
-				summary
+				e2etest.Summary
 				Foreign string `json:"foreign"`
 			}
 			_ = json.Unmarshal(item, &s)
 			if s.RunID == nodeRun.RunID {
-				theirs, foreign = s.summary, s.Foreign
+				theirs, foreign = s.Summary, s.Foreign
 			}
 		}
 		if theirs.RunID == "" {
@@ -252,7 +253,7 @@ func TestInteropWithTheNodeRuntime(t *testing.T) {
 		if theirs.Status != "completed" || theirs.Name != "node_side" || theirs.Stats.Agents != 3 || foreign != "node" {
 			t.Errorf("list shows the Node runtime's run as %+v, foreign %q", theirs, foreign)
 		}
-		d := e.show(nodeRun.RunID)
+		d := e.Show(nodeRun.RunID)
 		if len(d.Calls) != 3 {
 			t.Fatalf("show --json has %d calls, want 3: %+v", len(d.Calls), d.Calls)
 		}
@@ -263,11 +264,11 @@ func TestInteropWithTheNodeRuntime(t *testing.T) {
 				t.Errorf("call %+v", c)
 			}
 		}
-		r = e.dw("resume", nodeRun.RunID)
-		if r.code == 0 || !strings.Contains(r.stderr, "belongs to the Node runtime") {
+		r = e.DW("resume", nodeRun.RunID)
+		if r.Code == 0 || !strings.Contains(r.Stderr, "belongs to the Node runtime") {
 			t.Errorf("resume of the Node runtime's run:\n%s", r)
 		}
-		if r := e.dw("delete", nodeRun.RunID); r.code == 0 {
+		if r := e.DW("delete", nodeRun.RunID); r.Code == 0 {
 			t.Errorf("delete of the Node runtime's run succeeded:\n%s", r)
 		}
 		if _, err := os.Stat(filepath.Join(want, "runs", nodeRun.RunID+".json")); err != nil {
@@ -279,27 +280,27 @@ func TestInteropWithTheNodeRuntime(t *testing.T) {
 	// left running by a dead process as paused, taking their lock file)
 	// sees it owned by a live process and leaves it alone.
 	t.Run("a run of ours executing while the Node runtime lists", func(t *testing.T) {
-		slow := e.write("slow.workflow.js", `export const meta = { name: 'slow', description: 'd' }
+		slow := e.Write("slow.workflow.js", `export const meta = { name: 'slow', description: 'd' }
 return await agent('take a while [gate:slow]', { executor: 'gate' })
 `)
-		gates := newGates(t)
-		before := e.journalIDs()
-		p := e.start("run", slow, "--json", gates.flag)
-		id := p.waitNewJournal(before)
-		waitUntil(t, "the slow run's snapshot", func() bool {
+		gates := e2etest.NewGates(t)
+		before := e.JournalIDs()
+		p := e.Start("run", slow, "--json", gates.Flag)
+		id := p.WaitNewJournal(before)
+		e2etest.WaitUntil(t, "the slow run's snapshot", func() bool {
 			_, err := os.Stat(filepath.Join(want, "runs", id+".json"))
 			return err == nil
 		})
 		r := n.run(e, "list", "--json")
-		expectCode(t, r, 0)
-		if !strings.Contains(r.stdout, `"runId": "`+id+`"`) {
-			t.Errorf("node list --json misses the running run:\n%s", r.stdout)
+		e2etest.ExpectCode(t, r, 0)
+		if !strings.Contains(r.Stdout, `"runId": "`+id+`"`) {
+			t.Errorf("node list --json misses the running run:\n%s", r.Stdout)
 		}
-		gates.release("slow")
-		if res := p.wait(); res.code != 0 {
+		gates.Release("slow")
+		if res := p.Wait(); res.Code != 0 {
 			t.Fatalf("our run failed after the Node runtime listed it:\n%s", res)
 		}
-		if s := e.listed(id); s.Status != "completed" {
+		if s := e.Listed(id); s.Status != "completed" {
 			t.Errorf("our run ended %s", s.Status)
 		}
 	})

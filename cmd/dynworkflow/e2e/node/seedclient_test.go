@@ -1,4 +1,4 @@
-package main_test
+package node_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dynworkflow/dynworkflow/engine/store"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/web"
 )
 
@@ -140,27 +141,27 @@ type seedRow struct {
 }
 
 // drive runs the driver against the server of project cwd.
-func (n *nodeSeed) drive(e *env, executor string) []seedRow {
-	n.t.Helper()
+func (n *nodeSeed) drive(e *e2etest.Env, executor string) []seedRow {
+	n.T.Helper()
 	client, _ := json.Marshal("file://" + filepath.Join(n.pkg, "dist", "standalone-client.js"))
 	js := strings.NewReplacer("CLIENT", string(client), "${AGENTS}", jsTemplate(seedAgentsScript),
 		"${GATE}", jsTemplate(seedGateScript), "${HELD}", jsTemplate(seedHeldScript)).Replace(seedDriver)
-	path := filepath.Join(n.t.TempDir(), "driver.mjs")
+	path := filepath.Join(n.T.TempDir(), "driver.mjs")
 	if err := os.WriteFile(path, []byte(js), 0o644); err != nil {
-		n.t.Fatal(err)
+		n.T.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, n.node, path, e.dir, executor)
-	cmd.Env = n.environ(e)
+	cmd := exec.CommandContext(ctx, n.node, path, e.Dir, executor)
+	cmd.Env = n.Environ(e)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		n.t.Fatalf("the driver failed: %v\n%s\n%s", err, stdout.String(), stderr.String())
+		n.T.Fatalf("the driver failed: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	var rows []seedRow
 	if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil {
-		n.t.Fatalf("the driver printed %q: %v\n%s", stdout.String(), err, stderr.String())
+		n.T.Fatalf("the driver printed %q: %v\n%s", stdout.String(), err, stderr.String())
 	}
 	return rows
 }
@@ -172,35 +173,35 @@ func jsTemplate(s string) string {
 
 // environ is the Node runtime's environment in e: e's state root, the
 // fake codex first on PATH.
-func (n *nodeSeed) environ(e *env) []string {
-	return append(os.Environ(), "PATH="+n.bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DYNAMIC_WORKFLOWS_HOME="+e.state)
+func (n *nodeSeed) Environ(e *e2etest.Env) []string {
+	return append(os.Environ(), "PATH="+n.Bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DYNAMIC_WORKFLOWS_HOME="+e.State)
 }
 
 // nodeServe starts the Node runtime's serve for e's project and waits for
 // its runtime.json; the test's cleanup stops it.
-func (n *nodeSeed) serve(e *env) web.Descriptor {
-	n.t.Helper()
+func (n *nodeSeed) serve(e *e2etest.Env) web.Descriptor {
+	n.T.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, n.node, filepath.Join(n.pkg, "dist", "standalone-cli.js"), "serve", "--port", "0",
-		"--executor", "codex", "--state-dir", e.state, "--cwd", e.dir)
-	cmd.Dir, cmd.Env = e.dir, n.environ(e)
+		"--executor", "codex", "--state-dir", e.State, "--cwd", e.Dir)
+	cmd.Dir, cmd.Env = e.Dir, n.Environ(e)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Start(); err != nil {
 		cancel()
-		n.t.Fatal(err)
+		n.T.Fatal(err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	n.t.Cleanup(func() { cancel(); <-exited })
-	path := store.RuntimePath(e.state, store.ProjectID(e.dir))
+	n.T.Cleanup(func() { cancel(); <-exited })
+	path := store.RuntimePath(e.State, store.ProjectID(e.Dir))
 	var d web.Descriptor
-	waitUntil(n.t, "the Node runtime's runtime.json", func() bool {
+	e2etest.WaitUntil(n.T, "the Node runtime's runtime.json", func() bool {
 		select {
 		case <-exited:
-			n.t.Fatalf("the Node runtime's serve exited:\n%s", out.String())
+			n.T.Fatalf("the Node runtime's serve exited:\n%s", out.String())
 		default:
 		}
 		var err error
@@ -215,12 +216,12 @@ func (n *nodeSeed) serve(e *env) web.Descriptor {
 func TestSeedClientAgainstBothServers(t *testing.T) {
 	n := findNodeSeed(t)
 
-	theirs := newEnv(t)
+	theirs := e2etest.NewEnv(t)
 	n.serve(theirs)
 	nodeRows := n.drive(theirs, "codex")
 
-	ours := newEnv(t)
-	s := ours.serve("--executor", "simulate")
+	ours := e2etest.NewEnv(t)
+	s := e2etest.Serve(ours, "--executor", "simulate")
 	ourRows := n.drive(ours, "simulate")
 
 	var table strings.Builder
@@ -252,14 +253,14 @@ func TestSeedClientAgainstBothServers(t *testing.T) {
 // through it: run, list, show, pause, resume, stop and delete.
 func TestNodeCLIUsesOurServe(t *testing.T) {
 	n := findNodeSeed(t)
-	e := newEnv(t)
-	s := e.serve("--executor", "simulate")
-	agents := e.write("agents.workflow.js", seedAgentsScript)
-	held := e.write("held.workflow.js", seedHeldScript)
+	e := e2etest.NewEnv(t)
+	s := e2etest.Serve(e, "--executor", "simulate")
+	agents := e.Write("agents.workflow.js", seedAgentsScript)
+	held := e.Write("held.workflow.js", seedHeldScript)
 
 	// Without --executor the run takes our serve's default, simulate.
 	r := n.run(e, "run", agents, "--args", `{"who":"node cli"}`, "--attach", "--json")
-	expectCode(t, r, 0)
+	e2etest.ExpectCode(t, r, 0)
 	var settled struct {
 		RunID  string `json:"runId"`
 		Status string `json:"status"`
@@ -268,49 +269,49 @@ func TestNodeCLIUsesOurServe(t *testing.T) {
 		} `json:"agents"`
 		Result map[string]any `json:"result"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &settled); err != nil || settled.Status != "completed" || len(settled.Agents) != 3 ||
+	if err := json.Unmarshal([]byte(r.Stdout), &settled); err != nil || settled.Status != "completed" || len(settled.Agents) != 3 ||
 		settled.Agents[0].Prompt != "Say hello to node cli" || settled.Result["count"] != float64(2) {
 		t.Fatalf("node run --attach through our serve: %v\n%s", err, r)
 	}
 	// It ran in our serve: our API has it.
-	if d, err := s.client.Run(context.Background(), settled.RunID); err != nil || d.Summary.Status != "completed" {
+	if d, err := s.Client.Run(context.Background(), settled.RunID); err != nil || d.Summary.Status != "completed" {
 		t.Fatalf("our serve does not know the run the Node CLI started: %v", err)
 	}
 
 	r = n.run(e, "list", "--json")
-	expectCode(t, r, 0)
-	if !strings.Contains(r.stdout, `"runId": "`+settled.RunID+`"`) || !strings.Contains(r.stdout, `"completedAgentCount": 3`) {
+	e2etest.ExpectCode(t, r, 0)
+	if !strings.Contains(r.Stdout, `"runId": "`+settled.RunID+`"`) || !strings.Contains(r.Stdout, `"completedAgentCount": 3`) {
 		t.Errorf("node list through our serve:\n%s", r)
 	}
 	r = n.run(e, "show", settled.RunID)
-	expectCode(t, r, 0)
+	e2etest.ExpectCode(t, r, 0)
 	for _, want := range []string{"seed_client (" + settled.RunID + ")", "Status: completed", "[done] hello · simulate", "Say hello to node cli"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("node show through our serve lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("node show through our serve lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 
 	r = n.run(e, "run", held, "--json")
-	expectCode(t, r, 0)
+	e2etest.ExpectCode(t, r, 0)
 	var started struct {
 		RunID        string `json:"runId"`
 		DashboardURL string `json:"dashboardUrl"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &started); err != nil || started.RunID == "" || !strings.HasPrefix(started.DashboardURL, s.desc.URL) {
+	if err := json.Unmarshal([]byte(r.Stdout), &started); err != nil || started.RunID == "" || !strings.HasPrefix(started.DashboardURL, s.Desc.URL) {
 		t.Fatalf("node run through our serve: %v\n%s", err, r)
 	}
-	s.waitCheckpoint(started.RunID)
-	expectCode(t, n.run(e, "pause", started.RunID), 0)
-	s.waitRun(started.RunID, "paused")
-	expectCode(t, n.run(e, "resume", started.RunID), 0)
-	s.waitCheckpoint(started.RunID)
-	expectCode(t, n.run(e, "stop", started.RunID), 0)
-	s.waitRun(started.RunID, "stopped")
-	if r := n.run(e, "pause", started.RunID); r.code == 0 || !strings.Contains(r.stderr, "Could not pause") {
+	s.WaitCheckpoint(started.RunID)
+	e2etest.ExpectCode(t, n.run(e, "pause", started.RunID), 0)
+	s.WaitRun(started.RunID, "paused")
+	e2etest.ExpectCode(t, n.run(e, "resume", started.RunID), 0)
+	s.WaitCheckpoint(started.RunID)
+	e2etest.ExpectCode(t, n.run(e, "stop", started.RunID), 0)
+	s.WaitRun(started.RunID, "stopped")
+	if r := n.run(e, "pause", started.RunID); r.Code == 0 || !strings.Contains(r.Stderr, "Could not pause") {
 		t.Errorf("node pause of a stopped run:\n%s", r)
 	}
-	expectCode(t, n.run(e, "delete", started.RunID), 0)
-	if _, err := s.client.Run(context.Background(), started.RunID); !web.IsStatus(err, 404) {
+	e2etest.ExpectCode(t, n.run(e, "delete", started.RunID), 0)
+	if _, err := s.Client.Run(context.Background(), started.RunID); !web.IsStatus(err, 404) {
 		t.Errorf("the run the Node CLI deleted: %v", err)
 	}
 }
@@ -321,41 +322,41 @@ func TestNodeCLIUsesOurServe(t *testing.T) {
 // checkpoints, go to it.
 func TestOurCLIFindsTheNodeServe(t *testing.T) {
 	n := findNodeSeed(t)
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	d := n.serve(e)
 
-	r := e.dw("serve")
-	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("the Node runtime's serve (pid %d) owns this project at http://", d.PID)) ||
-		!strings.Contains(r.stderr, "npx -p @fish59fish/dynamic-workflows dynworkflow run FILE") {
+	r := e.DW("serve")
+	if r.Code != 1 || !strings.Contains(r.Stderr, fmt.Sprintf("the Node runtime's serve (pid %d) owns this project at http://", d.PID)) ||
+		!strings.Contains(r.Stderr, "npx -p @fish59fish/dynamic-workflows dynworkflow run FILE") {
 		t.Errorf("serve beside a live Node serve:\n%s", r)
 	}
-	if got, err := web.ReadDescriptor(store.RuntimePath(e.state, store.ProjectID(e.dir))); err != nil || got.PID != d.PID {
+	if got, err := web.ReadDescriptor(store.RuntimePath(e.State, store.ProjectID(e.Dir))); err != nil || got.PID != d.PID {
 		t.Errorf("runtime.json after our serve refused: %+v, %v", got, err)
 	}
 
-	ours := e.write("ours.workflow.js", seedAgentsScript)
-	r = e.dw("run", ours, "--args", `{"who":"go"}`, "--executor", "simulate", "--json")
-	expectCode(t, r, 0)
-	if !strings.Contains(r.stderr, "the project's live runtime is the Node runtime's serve") {
+	ours := e.Write("ours.workflow.js", seedAgentsScript)
+	r = e.DW("run", ours, "--args", `{"who":"go"}`, "--executor", "simulate", "--json")
+	e2etest.ExpectCode(t, r, 0)
+	if !strings.Contains(r.Stderr, "the project's live runtime is the Node runtime's serve") {
 		t.Errorf("run beside a live Node serve says nothing of it:\n%s", r)
 	}
 
 	// A Node run waiting at a checkpoint, started with its own CLI.
-	r = n.run(e, "run", e.write("held.workflow.js", seedHeldScript), "--executor", "codex", "--json")
-	expectCode(t, r, 0)
+	r = n.run(e, "run", e.Write("held.workflow.js", seedHeldScript), "--executor", "codex", "--json")
+	e2etest.ExpectCode(t, r, 0)
 	var started struct {
 		RunID string `json:"runId"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &started); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &started); err != nil {
 		t.Fatalf("node run: %v\n%s", err, r)
 	}
 	id := started.RunID
 	checkpoint := func() map[string]any {
 		var cps []map[string]any
-		waitUntil(t, "the Node run's checkpoint in dynworkflow checkpoints", func() bool {
-			r := e.dwOK("checkpoints", "--json")
+		e2etest.WaitUntil(t, "the Node run's checkpoint in dynworkflow checkpoints", func() bool {
+			r := e.DWOK("checkpoints", "--json")
 			cps = nil
-			_ = json.Unmarshal([]byte(r.stdout), &cps)
+			_ = json.Unmarshal([]byte(r.Stdout), &cps)
 			return len(cps) == 1 && cps[0]["runId"] == id
 		})
 		return cps[0]
@@ -364,28 +365,28 @@ func TestOurCLIFindsTheNodeServe(t *testing.T) {
 	if cp["prompt"] != "Hold here?" || cp["kind"] != "confirm" {
 		t.Errorf("the Node checkpoint as we list it: %v", cp)
 	}
-	r = e.dwOK("pause", id)
-	if !strings.Contains(r.stdout, "paused "+id) || !strings.Contains(r.stderr, fmt.Sprintf("in the Node runtime (pid %d)", d.PID)) {
+	r = e.DWOK("pause", id)
+	if !strings.Contains(r.Stdout, "paused "+id) || !strings.Contains(r.Stderr, fmt.Sprintf("in the Node runtime (pid %d)", d.PID)) {
 		t.Errorf("pause of the Node run:\n%s", r)
 	}
-	waitUntil(t, "the Node run to be paused", func() bool { return e.show(id).Summary.Status == "paused" })
-	e.dwOK("resume", id)
+	e2etest.WaitUntil(t, "the Node run to be paused", func() bool { return e.Show(id).Summary.Status == "paused" })
+	e.DWOK("resume", id)
 	checkpoint()
-	r = e.dwOK("respond", id, "yes")
-	if !strings.Contains(r.stdout, "answered") {
+	r = e.DWOK("respond", id, "yes")
+	if !strings.Contains(r.Stdout, "answered") {
 		t.Errorf("respond to the Node run's checkpoint:\n%s", r)
 	}
-	waitUntil(t, "the Node run to complete", func() bool { return e.show(id).Summary.Status == "completed" })
+	e2etest.WaitUntil(t, "the Node run to complete", func() bool { return e.Show(id).Summary.Status == "completed" })
 	var result map[string]any
-	_ = json.Unmarshal(e.show(id).Result, &result)
+	_ = json.Unmarshal(e.Show(id).Result, &result)
 	if result["go"] != true {
 		t.Errorf("the Node run's result %v; the answer did not reach it", result)
 	}
-	if r := e.dw("pause", id); r.code == 0 || !strings.Contains(r.stderr, "could not pause") {
+	if r := e.DW("pause", id); r.Code == 0 || !strings.Contains(r.Stderr, "could not pause") {
 		t.Errorf("pause of the completed Node run:\n%s", r)
 	}
-	e.dwOK("delete", id)
-	if r := e.dw("show", id); r.code == 0 {
+	e.DWOK("delete", id)
+	if r := e.DW("show", id); r.Code == 0 {
 		t.Errorf("the Node run is still there after delete:\n%s", r)
 	}
 }

@@ -1,4 +1,4 @@
-package main_test
+package temporal_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine/store"
 	"github.com/dynworkflow/dynworkflow/engine/temporal/index"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // The default build leaves the Temporal SDK out and hands what involves
@@ -31,7 +32,7 @@ const installCommand = `go build -tags temporal -o "$(go env GOPATH)/bin/dynwork
 // binary: the default build must not carry the Temporal SDK (about 20 MB of
 // binary and 10 MB of memory at every start).
 func TestDefaultBuildLinksNoTemporal(t *testing.T) {
-	out, err := exec.Command(goTool(), "version", "-m", binPath).CombinedOutput()
+	out, err := exec.Command(e2etest.GoTool(), "version", "-m", e2etest.Binary()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go version -m: %v\n%s", err, out)
 	}
@@ -47,11 +48,11 @@ func TestDefaultBuildLinksNoTemporal(t *testing.T) {
 
 // leanAlone puts the default build in a directory of its own, with a PATH
 // on which no companion is found, and returns the path it runs from.
-func leanAlone(t *testing.T, e *env, companion string) string {
+func leanAlone(t *testing.T, e *e2etest.Env, companion string) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "dynworkflow")
-	linkOrCopy(t, binPath, bin)
+	linkOrCopy(t, e2etest.Binary(), bin)
 	if companion != "" {
 		linkOrCopy(t, companion, filepath.Join(dir, "dynworkflow-temporal"))
 	}
@@ -61,8 +62,8 @@ func leanAlone(t *testing.T, e *env, companion string) string {
 			path = append(path, d)
 		}
 	}
-	e.bin = bin
-	e.environ = append(e.environ, "PATH="+strings.Join(path, string(filepath.ListSeparator)))
+	e.Bin = bin
+	e.Environ = append(e.Environ, "PATH="+strings.Join(path, string(filepath.ListSeparator)))
 	return bin
 }
 
@@ -93,10 +94,10 @@ func linkOrCopy(t *testing.T, src, dst string) {
 // putTemporalRun records a run on Temporal in the project's index, as the
 // companion does when it starts one. The address answers nothing: the
 // default build must never need to reach it.
-func putTemporalRun(t *testing.T, e *env, id, status string) {
+func putTemporalRun(t *testing.T, e *e2etest.Env, id, status string) {
 	t.Helper()
 	now := time.Now().UTC()
-	err := index.Open(filepath.Dir(e.runsDir())).Put(index.Entry{
+	err := index.Open(filepath.Dir(e.RunsDir())).Put(index.Entry{
 		RunID:   id,
 		Config:  index.Config{Address: "127.0.0.1:9", Namespace: index.DefaultNamespace, TaskQueue: index.DefaultTaskQueue},
 		Summary: store.Summary{RunID: id, Name: "remote", Status: status, StartedAt: now, UpdatedAt: now},
@@ -113,22 +114,22 @@ func putTemporalRun(t *testing.T, e *env, id, status string) {
 // the local run is untouched.
 func TestWithoutCompanion(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	leanAlone(t, e, "")
-	script := e.write("one.workflow.js", `export const meta = { name: 'one', description: 'one agent' }
+	script := e.Write("one.workflow.js", `export const meta = { name: 'one', description: 'one agent' }
 return await agent('hello')
 `)
-	local := e.runCompleted(script)
+	local := e.RunCompleted(script)
 	const remote = "zz-temporal-run"
 	putTemporalRun(t, e, remote, "running")
 
 	t.Run("list", func(t *testing.T) {
 		for _, flags := range [][]string{nil, {"--json"}} {
-			r := e.dwOK(append([]string{"list"}, flags...)...)
-			if !strings.Contains(r.stdout, local.RunID) || strings.Contains(r.stdout, remote) {
+			r := e.DWOK(append([]string{"list"}, flags...)...)
+			if !strings.Contains(r.Stdout, local.RunID) || strings.Contains(r.Stdout, remote) {
 				t.Errorf("want the local run listed and not the one on Temporal:\n%s", r)
 			}
-			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 			if len(lines) != 1 || !strings.Contains(lines[0], "1 run on Temporal is not shown") || !strings.Contains(lines[0], installCommand) {
 				t.Errorf("want one warning line that counts the run on Temporal and says how to install the companion:\n%s", r)
 			}
@@ -138,54 +139,54 @@ return await agent('hello')
 	backendFile := `{"backend": "temporal"}`
 	cases := []struct {
 		name    string
-		args    []string
-		environ []string
+		Args    []string
+		Environ []string
 		file    string // .dynworkflow/backend.json
 	}{
-		{name: "show", args: []string{"show", remote}},
-		{name: "show a prefix", args: []string{"show", "zz-temp"}},
-		{name: "show last", args: []string{"show", "last"}},
-		{name: "resume", args: []string{"resume", remote}},
-		{name: "pause", args: []string{"pause", remote}},
-		{name: "stop", args: []string{"stop", remote}},
-		{name: "delete", args: []string{"delete", remote}},
-		{name: "checkpoints", args: []string{"checkpoints"}},
-		{name: "respond", args: []string{"respond", "cp-1", "yes"}},
-		{name: "serve", args: []string{"serve"}},
-		{name: "worker", args: []string{"worker", "--temporal-address", "127.0.0.1:9"}},
-		{name: "run --backend temporal", args: []string{"run", script, "--backend", "temporal"}},
-		{name: "run with DYNWORKFLOW_BACKEND", args: []string{"run", script}, environ: []string{"DYNWORKFLOW_BACKEND=temporal"}},
-		{name: "run with backend.json", args: []string{"run", script}, file: backendFile},
-		{name: "show an unknown id with backend.json", args: []string{"show", "not-here"}, file: backendFile},
+		{name: "show", Args: []string{"show", remote}},
+		{name: "show a prefix", Args: []string{"show", "zz-temp"}},
+		{name: "show last", Args: []string{"show", "last"}},
+		{name: "resume", Args: []string{"resume", remote}},
+		{name: "pause", Args: []string{"pause", remote}},
+		{name: "stop", Args: []string{"stop", remote}},
+		{name: "delete", Args: []string{"delete", remote}},
+		{name: "checkpoints", Args: []string{"checkpoints"}},
+		{name: "respond", Args: []string{"respond", "cp-1", "yes"}},
+		{name: "serve", Args: []string{"serve"}},
+		{name: "worker", Args: []string{"worker", "--temporal-address", "127.0.0.1:9"}},
+		{name: "run --backend temporal", Args: []string{"run", script, "--backend", "temporal"}},
+		{name: "run with DYNWORKFLOW_BACKEND", Args: []string{"run", script}, Environ: []string{"DYNWORKFLOW_BACKEND=temporal"}},
+		{name: "run with backend.json", Args: []string{"run", script}, file: backendFile},
+		{name: "show an unknown id with backend.json", Args: []string{"show", "not-here"}, file: backendFile},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			bf := filepath.Join(e.dir, ".dynworkflow", "backend.json")
+			bf := filepath.Join(e.Dir, ".dynworkflow", "backend.json")
 			if c.file != "" {
-				e.writeAllowed(".dynworkflow/backend.json", c.file)
+				e.WriteAllowed(".dynworkflow/backend.json", c.file)
 				defer os.Remove(bf)
 			}
-			saved := e.environ
-			e.environ = append(append([]string{}, e.environ...), c.environ...)
-			defer func() { e.environ = saved }()
-			r := e.dw(append(c.args, "--json")...)
-			expectCode(t, r, 64)
-			if !strings.Contains(r.stderr, "has no Temporal client") || !strings.Contains(r.stderr, installCommand) {
+			saved := e.Environ
+			e.Environ = append(append([]string{}, e.Environ...), c.Environ...)
+			defer func() { e.Environ = saved }()
+			r := e.DW(append(c.Args, "--json")...)
+			e2etest.ExpectCode(t, r, 64)
+			if !strings.Contains(r.Stderr, "has no Temporal client") || !strings.Contains(r.Stderr, installCommand) {
 				t.Errorf("want the reason and the install command:\n%s", r)
 			}
 			var body struct {
 				Error struct{ Code string } `json:"error"`
 			}
-			if err := json.Unmarshal([]byte(r.stdout), &body); err != nil || body.Error.Code != "temporal_not_installed" {
+			if err := json.Unmarshal([]byte(r.Stdout), &body); err != nil || body.Error.Code != "temporal_not_installed" {
 				t.Errorf("want the error code temporal_not_installed in --json (%v):\n%s", err, r)
 			}
 		})
 	}
 
-	if d := e.show(local.RunID); d.Summary.Status != "completed" {
+	if d := e.Show(local.RunID); d.Summary.Status != "completed" {
 		t.Errorf("the local run after all that: %+v", d.Summary)
 	}
-	if ids := e.journalIDs(); len(ids) != 1 {
+	if ids := e.JournalIDs(); len(ids) != 1 {
 		t.Errorf("want only the first local run, found %v", ids)
 	}
 }
@@ -195,18 +196,18 @@ return await agent('hello')
 // handed the command, fails instead of handing it back.
 func TestCompanionWithoutTemporal(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	script := e.write("one.workflow.js", `export const meta = { name: 'one', description: 'one agent' }
+	e := e2etest.NewEnv(t)
+	script := e.Write("one.workflow.js", `export const meta = { name: 'one', description: 'one agent' }
 return await agent('hello')
 `)
-	e.runCompleted(script)
+	e.RunCompleted(script)
 	putTemporalRun(t, e, "zz-temporal-run", "completed")
-	bin := leanAlone(t, e, binPath)
-	r := e.dw("show", "zz-temporal-run")
-	expectCode(t, r, 64)
+	bin := leanAlone(t, e, e2etest.Binary())
+	r := e.DW("show", "zz-temporal-run")
+	e2etest.ExpectCode(t, r, 64)
 	want := fmt.Sprintf("%s handed this command to %s as its companion dynworkflow-temporal, which is a build without Temporal too",
 		bin, filepath.Join(filepath.Dir(bin), "dynworkflow-temporal"))
-	if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, installCommand) {
+	if !strings.Contains(r.Stderr, want) || !strings.Contains(r.Stderr, installCommand) {
 		t.Fatalf("want %q and the install command:\n%s", want, r)
 	}
 }
@@ -219,50 +220,50 @@ return await agent('hello')
 func TestHandedToCompanion(t *testing.T) {
 	t.Parallel()
 	e := newTemporalEnv(t)
-	companionBin, _ := companion()
+	companionBin, _ := e2etest.Companion()
 	// The agents report whether they inherited the hand-over marker.
 	w := e.startWorker(`--command-executor=env=sh -c 'echo "marker:$DYNWORKFLOW_HANDED_OVER."'`)
-	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", w.p.cmd.Process.Pid)); err == nil && exe != companionBin {
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", w.p.Cmd.Process.Pid)); err == nil && exe != companionBin {
 		t.Errorf("the worker runs %s, not the companion %s", exe, companionBin)
 	}
 
-	run := func(stdin string, flags ...string) result {
+	run := func(stdin string, flags ...string) e2etest.Result {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), e2etest.CmdTimeout)
 		defer cancel()
 		args := append([]string{"run", "-", "--json"}, e.runFlags(flags...)...)
-		cmd := e.command(ctx, args...)
+		cmd := e.Command(ctx, args...)
 		cmd.Stdin = strings.NewReader(stdin)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		r, err := resultOf(args, cmd, cmd.Run(), stdout.String(), stderr.String())
+		r, err := e2etest.ResultOf(args, cmd, cmd.Run(), stdout.String(), stderr.String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.checkRace(r)
+		e.CheckRace(r)
 		return r
 	}
 	r := run(`export const meta = { name: 'piped', description: 'read from stdin' }
 return await agent('who am I?')
 `, "--executor", "env")
-	expectCode(t, r, 0)
-	o := parseOutcome(t, r)
+	e2etest.ExpectCode(t, r, 0)
+	o := e2etest.ParseOutcome(t, r)
 	if o.Status != "completed" || !strings.Contains(string(o.Result), "marker:.") {
 		t.Fatalf("a script on stdin through the default build: %s", r)
 	}
 	failed := run(`export const meta = { name: 'failing', description: 'throws' }
 throw new Error('on purpose')
 `)
-	expectCode(t, failed, 1)
+	e2etest.ExpectCode(t, failed, 1)
 
-	if s := e.listed(o.RunID); s.Status != "completed" || s.Name != "piped" {
+	if s := e.Listed(o.RunID); s.Status != "completed" || s.Name != "piped" {
 		t.Errorf("list through the default build: %+v", s)
 	}
-	if d := e.show(o.RunID[:len(o.RunID)-3]); d.Summary.RunID != o.RunID || len(d.Calls) != 1 {
+	if d := e.Show(o.RunID[:len(o.RunID)-3]); d.Summary.RunID != o.RunID || len(d.Calls) != 1 {
 		t.Errorf("show of a prefix through the default build: %+v", d)
 	}
-	full := &env{t: t, dir: e.dir, state: e.state, config: e.config, bin: companionBin}
-	if s := full.listed(o.RunID); s.Status != "completed" {
+	full := &e2etest.Env{T: t, Dir: e.Dir, State: e.State, Config: e.Config, Bin: companionBin}
+	if s := full.Listed(o.RunID); s.Status != "completed" {
 		t.Errorf("list by the companion itself: %+v", s)
 	}
 }

@@ -1,22 +1,20 @@
-package main_test
+package temporal_test
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/dynworkflow/dynworkflow/internal/collectortest"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"github.com/dynworkflow/dynworkflow/internal/temporaltest"
 	"github.com/dynworkflow/dynworkflow/internal/testsize"
 	"github.com/dynworkflow/dynworkflow/web"
@@ -32,58 +30,20 @@ import (
 // temporalDev is the package's Temporal server, started on first use.
 var temporalDev temporaltest.Shared
 
-// companion builds dynworkflow-temporal next to the binary under test, once.
-// Only where a prebuild compiled it (companionCompiled): cold, compiling
-// the Temporal SDK with -race takes minutes, too long for a test.
-var companion = sync.OnceValues(func() (string, error) {
-	path := filepath.Join(filepath.Dir(binPath), "dynworkflow-temporal")
-	return path, buildBinary(path, raceEnabled, "temporal")
-})
-
-// companionCompiled reports whether a prebuild ran, which compiled the
-// race-enabled companion into the Go build cache: the Temporal dev server
-// or the test collector is built.
-func companionCompiled() error {
-	if _, err := temporaltest.Built(); err == nil {
-		return nil
-	}
-	if _, err := collectortest.Binary(); err == nil {
-		return nil
-	}
-	return errors.New("the Temporal companion is not compiled: run `go run ./internal/temporaltest/prebuild` once (minutes cold)")
-}
-
-// needCompanion builds the companion, once, or skips t (fails it under
-// CI=true) with how to enable it when no prebuild compiled it.
-func needCompanion(t *testing.T) string {
-	t.Helper()
-	if err := companionCompiled(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI=true: the tests that run the companion are required)", err)
-		}
-		t.Skip(err)
-	}
-	path, err := companion()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 var taskQueues atomic.Int64
 
 // temporalEnv is a project whose runs go to Temporal, on a task queue of
 // its own.
 type temporalEnv struct {
-	*env
+	*e2etest.Env
 	address, namespace, queue string
 }
 
 func newTemporalEnv(t *testing.T) *temporalEnv {
 	t.Helper()
 	srv := temporalDev.Get(t)
-	needCompanion(t)
-	return &temporalEnv{env: newEnv(t), address: srv.Address, namespace: srv.Namespace,
+	e2etest.NeedCompanion(t)
+	return &temporalEnv{Env: e2etest.NewEnv(t), address: srv.Address, namespace: srv.Namespace,
 		queue: fmt.Sprintf("e2e-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), taskQueues.Add(1))}
 }
 
@@ -99,38 +59,38 @@ func (e *temporalEnv) runFlags(extra ...string) []string {
 
 // worker is a `dynworkflow worker` process.
 type worker struct {
-	p *proc
+	p *e2etest.Proc
 }
 
 // startWorker starts a worker process on the test's task queue; the
 // test's cleanup stops it.
 func (e *temporalEnv) startWorker(extra ...string) *worker {
-	e.t.Helper()
+	e.T.Helper()
 	args := append(append([]string{"worker"}, e.flags()...), extra...)
-	cmd := e.command(context.Background(), args...)
-	p := &proc{e: e.env, args: args, cmd: cmd, stdout: newWatchBuffer(), stderr: newWatchBuffer(), exited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	cmd := e.Command(context.Background(), args...)
+	p := &e2etest.Proc{Env: e.Env, Args: args, Cmd: cmd, Stdout: e2etest.NewWatchBuffer(), Stderr: e2etest.NewWatchBuffer(), Exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.Stdout, p.Stderr
 	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	go func() {
 		err := cmd.Wait()
-		p.res, _ = resultOf(args, cmd, err, p.stdout.String(), p.stderr.String())
-		close(p.exited)
+		p.Res, _ = e2etest.ResultOf(args, cmd, err, p.Stdout.String(), p.Stderr.String())
+		close(p.Exited)
 	}()
-	e.t.Cleanup(func() {
-		if p.alive() {
+	e.T.Cleanup(func() {
+		if p.Alive() {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			select {
-			case <-p.exited:
+			case <-p.Exited:
 			case <-time.After(20 * time.Second):
 				_ = cmd.Process.Kill()
-				<-p.exited
+				<-p.Exited
 			}
 		}
-		e.checkRace(p.res)
+		e.CheckRace(p.Res)
 	})
-	p.waitStderr("polling task queue")
+	p.WaitStderr("polling task queue")
 	return &worker{p: p}
 }
 
@@ -145,7 +105,7 @@ func TestTemporalExamples(t *testing.T) {
 	e := newTemporalEnv(t)
 	e.startWorker()
 	e.startWorker()
-	files, err := filepath.Glob("../../examples/*.workflow.*")
+	files, err := filepath.Glob("../../../../examples/*.workflow.*")
 	if err != nil || len(files) != 8 {
 		t.Fatalf("want the 4 examples in 2 languages, found %v (%v)", files, err)
 	}
@@ -158,29 +118,29 @@ func TestTemporalExamples(t *testing.T) {
 	for _, f := range files {
 		abs, _ := filepath.Abs(f)
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			local := e.runCompleted(abs)
-			remote := e.runCompleted(abs, e.runFlags()...)
-			sameJSON(t, "the result on Temporal", remote.Result, local.Result)
+			local := e.RunCompleted(abs)
+			remote := e.RunCompleted(abs, e.runFlags()...)
+			e2etest.SameJSON(t, "the result on Temporal", remote.Result, local.Result)
 			if remote.Stats.Agents != local.Stats.Agents || remote.Stats.Live != local.Stats.Live {
 				t.Errorf("on Temporal %+v, locally %+v", remote.Stats, local.Stats)
 			}
-			if s := e.listed(remote.RunID); s.Status != "completed" || s.Stats.Agents != local.Stats.Agents {
+			if s := e.Listed(remote.RunID); s.Status != "completed" || s.Stats.Agents != local.Stats.Agents {
 				t.Errorf("list shows the Temporal run as %+v", s)
 			}
-			if last := e.show("last"); last.Summary.RunID != remote.RunID {
+			if last := e.Show("last"); last.Summary.RunID != remote.RunID {
 				t.Errorf("show last is %s, not the newest run %s", last.Summary.RunID, remote.RunID)
 			}
-			ld, rd := e.show(local.RunID), e.show(remote.RunID[:len(remote.RunID)-2])
+			ld, rd := e.Show(local.RunID), e.Show(remote.RunID[:len(remote.RunID)-2])
 			if g, w := callsOf(rd), callsOf(ld); g != w {
 				t.Errorf("show on Temporal:\n%s\nlocally:\n%s", g, w)
 			}
-			sameJSON(t, "show's result", rd.Result, ld.Result)
+			e2etest.SameJSON(t, "show's result", rd.Result, ld.Result)
 		})
 	}
 }
 
 // callsOf lists show's calls as path, kind, status, prompt and answer.
-func callsOf(d detail) string {
+func callsOf(d e2etest.Detail) string {
 	var b strings.Builder
 	for _, c := range d.Calls {
 		fmt.Fprintf(&b, "%s %s %s %q %s\n", c.Path, c.Kind, c.Status, c.Prompt, c.Result)
@@ -194,8 +154,8 @@ func callsOf(d detail) string {
 func TestTemporalWorkerKilled(t *testing.T) {
 	t.Parallel()
 	e := newTemporalEnv(t)
-	log := filepath.Join(e.dir, "agents.log")
-	agent := e.write("agent.sh", fmt.Sprintf(`#!/bin/sh
+	log := filepath.Join(e.Dir, "agents.log")
+	agent := e.Write("agent.sh", fmt.Sprintf(`#!/bin/sh
 read -r prompt
 echo "start $prompt $PPID" >> %q
 sleep 1
@@ -204,7 +164,7 @@ echo "answer to $prompt"
 	if err := os.Chmod(agent, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := e.write("many.workflow.js", `export const meta = { name: 'many', description: '200 agents' }
+	script := e.Write("many.workflow.js", `export const meta = { name: 'many', description: '200 agents' }
 const items = Array.from({ length: 200 }, (_, i) => 'item-' + i)
 const out = await parallel(items.map(it => () => agent(it, { executor: 'sh' })))
 return out.filter(x => x && x.startsWith('answer to ')).length
@@ -212,15 +172,15 @@ return out.filter(x => x && x.startsWith('answer to ')).length
 	shFlag := "--command-executor=sh=" + agent
 	doomed := e.startWorker(shFlag)
 	e.startWorker(shFlag)
-	run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "40")...)...)
-	waitUntil(t, "60 agents to have started", func() bool { return countLines(log) >= 60 })
-	doomed.p.signal(syscall.SIGKILL)
+	run := e.Start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "40")...)...)
+	e2etest.WaitUntil(t, "60 agents to have started", func() bool { return countLines(log) >= 60 })
+	doomed.p.Signal(syscall.SIGKILL)
 	killedAt := time.Now()
-	<-doomed.p.exited
+	<-doomed.p.Exited
 
-	r := run.wait()
-	expectCode(t, r, 0)
-	o := parseOutcome(t, r)
+	r := run.Wait()
+	e2etest.ExpectCode(t, r, 0)
+	o := e2etest.ParseOutcome(t, r)
 	if string(o.Result) != "200" || o.Stats.Agents != 200 || o.Stats.Failed != 0 {
 		t.Fatalf("after losing a worker: %s", r)
 	}
@@ -240,7 +200,7 @@ return out.filter(x => x && x.startsWith('answer to ')).length
 			EndedAt time.Time `json:"endedAt"`
 		} `json:"calls"`
 	}
-	if err := json.Unmarshal([]byte(e.dwOK("show", o.RunID, "--json").stdout), &d); err != nil || len(d.Calls) != 200 {
+	if err := json.Unmarshal([]byte(e.DWOK("show", o.RunID, "--json").Stdout), &d); err != nil || len(d.Calls) != 200 {
 		t.Fatalf("show --json: %d calls, %v", len(d.Calls), err)
 	}
 	var before, rerun int
@@ -282,57 +242,57 @@ return out.length
 func TestTemporalClientKilled(t *testing.T) {
 	t.Parallel()
 	e := newTemporalEnv(t)
-	gates := newGates(t)
-	e.startWorker(gates.flag)
+	gates := e2etest.NewGates(t)
+	e.startWorker(gates.Flag)
 	// The run cannot end before the test lets it: its agents after the
 	// first five wait at a gate, and it waits on a checkpoint after them.
-	script := e.write("gated.workflow.js", `export const meta = { name: 'gated', description: 'agents, then a question' }
+	script := e.Write("gated.workflow.js", `export const meta = { name: 'gated', description: 'agents, then a question' }
 const items = Array.from({ length: 40 }, (_, i) => i)
 const out = await parallel(items.map(i => () => agent('item ' + i + (i < 5 ? '' : ' [gate:rest]'), { executor: 'gate' })))
 const go = await checkpoint('Done?', { kind: 'confirm' })
 return go ? out.length : -1
 `)
-	run := e.start(append([]string{"run", script, "--await-checkpoints"}, e.runFlags("--concurrency", "4")...)...)
-	run.waitStderr("started on Temporal")
-	id := strings.Fields(run.stderr.String())[0]
-	waitUntil(t, "5 finished agents", func() bool { return doneCalls(e.show(id)) >= 5 })
-	run.signal(syscall.SIGKILL)
-	if r := run.wait(); r.signal != syscall.SIGKILL {
+	run := e.Start(append([]string{"run", script, "--await-checkpoints"}, e.runFlags("--concurrency", "4")...)...)
+	run.WaitStderr("started on Temporal")
+	id := strings.Fields(run.Stderr.String())[0]
+	e2etest.WaitUntil(t, "5 finished agents", func() bool { return doneCalls(e.Show(id)) >= 5 })
+	run.Signal(syscall.SIGKILL)
+	if r := run.Wait(); r.Signal != syscall.SIGKILL {
 		t.Fatalf("the client was not killed: %s", r)
 	}
-	d := e.show(id)
+	d := e.Show(id)
 	if d.Summary.Status != "running" && d.Summary.Status != "waiting" {
 		t.Fatalf("after the client died the run is %q", d.Summary.Status)
 	}
 	n := doneCalls(d)
-	gates.release("rest")
-	waitUntil(t, "the run to go on without its client", func() bool { return doneCalls(e.show(id)) > n })
-	if s := e.listed(id); s.Status != "running" && s.Status != "waiting" {
+	gates.Release("rest")
+	e2etest.WaitUntil(t, "the run to go on without its client", func() bool { return doneCalls(e.Show(id)) > n })
+	if s := e.Listed(id); s.Status != "running" && s.Status != "waiting" {
 		t.Errorf("list shows %+v", s)
 	}
 	// Another machine, with the project's backend file and a state of its
 	// own, picks the run up by its id, attaches to it and answers it.
-	e.writeAllowed(".dynworkflow/backend.json", fmt.Sprintf(`{"backend": "temporal", "temporal": {"address": %q, "namespace": %q, "taskQueue": %q}}`,
+	e.WriteAllowed(".dynworkflow/backend.json", fmt.Sprintf(`{"backend": "temporal", "temporal": {"address": %q, "namespace": %q, "taskQueue": %q}}`,
 		e.address, e.namespace, e.queue))
-	other := &env{t: t, dir: e.dir, state: t.TempDir(), config: t.TempDir()}
+	other := &e2etest.Env{T: t, Dir: e.Dir, State: t.TempDir(), Config: t.TempDir()}
 	// Its user allows the project's backend file there too.
-	other.dwOK("allow")
-	if d := other.show(id); (d.Summary.Status != "running" && d.Summary.Status != "waiting") || len(d.Calls) < n {
+	other.DWOK("allow")
+	if d := other.Show(id); (d.Summary.Status != "running" && d.Summary.Status != "waiting") || len(d.Calls) < n {
 		t.Fatalf("show on another machine: %+v", d.Summary)
 	}
-	attached := other.start("resume", id, "--attach", "--json")
-	attached.waitStderr("attached")
-	waitUntil(t, "every agent and the checkpoint", func() bool { return other.show(id).Summary.Status == "waiting" })
-	other.dwOK("respond", id, "yes")
-	r := attached.wait()
-	expectCode(t, r, 0)
-	if o := parseOutcome(t, r); o.Status != "completed" || string(o.Result) != "40" || o.Stats.Live != 40 || o.Epoch != 0 {
+	attached := other.Start("resume", id, "--attach", "--json")
+	attached.WaitStderr("attached")
+	e2etest.WaitUntil(t, "every agent and the checkpoint", func() bool { return other.Show(id).Summary.Status == "waiting" })
+	other.DWOK("respond", id, "yes")
+	r := attached.Wait()
+	e2etest.ExpectCode(t, r, 0)
+	if o := e2etest.ParseOutcome(t, r); o.Status != "completed" || string(o.Result) != "40" || o.Stats.Live != 40 || o.Epoch != 0 {
 		t.Fatalf("resume --attach: %s", r)
 	}
 }
 
 // doneCalls counts the finished calls in show's detail.
-func doneCalls(d detail) int {
+func doneCalls(d e2etest.Detail) int {
 	n := 0
 	for _, c := range d.Calls {
 		if c.Status == "done" {
@@ -350,70 +310,70 @@ func TestTemporalCheckpointPauseStop(t *testing.T) {
 	e.startWorker()
 
 	t.Run("respond", func(t *testing.T) {
-		script := e.write("gate.workflow.star", `meta = {"name": "gate", "description": "asks a human"}
+		script := e.Write("gate.workflow.star", `meta = {"name": "gate", "description": "asks a human"}
 
 def main(args):
     channel = checkpoint("Which channel?", kind="select", choices=["beta", "stable"])
     return agent("publish to " + channel)
 `)
-		run := e.start(append([]string{"run", script, "--json", "--await-checkpoints"}, e.runFlags()...)...)
-		run.waitStderr("dynworkflow respond cp-")
-		line := run.stderr.String()
+		run := e.Start(append([]string{"run", script, "--json", "--await-checkpoints"}, e.runFlags()...)...)
+		run.WaitStderr("dynworkflow respond cp-")
+		line := run.Stderr.String()
 		i := strings.Index(line, "respond cp-")
 		cp := strings.Fields(line[i+len("respond "):])[0]
-		if r := e.dw("respond", cp, "nightly"); r.code != 1 || !strings.Contains(r.stderr, "nightly") {
+		if r := e.DW("respond", cp, "nightly"); r.Code != 1 || !strings.Contains(r.Stderr, "nightly") {
 			t.Fatalf("a bad answer: %s", r)
 		}
-		e.dwOK("respond", cp, "stable")
-		r := run.wait()
-		expectCode(t, r, 0)
-		o := parseOutcome(t, r)
+		e.DWOK("respond", cp, "stable")
+		r := run.Wait()
+		e2etest.ExpectCode(t, r, 0)
+		o := e2etest.ParseOutcome(t, r)
 		if !strings.Contains(string(o.Result), "publish to stable") {
 			t.Fatalf("after respond: %s", r)
 		}
-		d := e.show(o.RunID)
+		d := e.Show(o.RunID)
 		if len(d.Calls) != 2 || d.Calls[1].Path != "/checkpoint.0" || d.Calls[1].Kind != "checkpoint" || string(d.Calls[1].Result) != `"stable"` {
 			t.Errorf("show: %+v", d.Calls)
 		}
 	})
 
 	t.Run("pause and resume", func(t *testing.T) {
-		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 60))
-		run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "2")...)...)
-		run.waitStderr("started on Temporal")
-		id := strings.Fields(run.stderr.String())[0]
-		waitUntil(t, "3 finished agents", func() bool { return doneCalls(e.show(id)) >= 3 })
-		e.dwOK("pause", id)
-		r := run.wait()
-		expectCode(t, r, 2)
-		paused := parseOutcome(t, r)
-		if paused.Status != "paused" || e.listed(id).Status != "paused" {
+		script := e.Write("slow.workflow.js", fmt.Sprintf(slowFanOut, 60))
+		run := e.Start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "2")...)...)
+		run.WaitStderr("started on Temporal")
+		id := strings.Fields(run.Stderr.String())[0]
+		e2etest.WaitUntil(t, "3 finished agents", func() bool { return doneCalls(e.Show(id)) >= 3 })
+		e.DWOK("pause", id)
+		r := run.Wait()
+		e2etest.ExpectCode(t, r, 2)
+		paused := e2etest.ParseOutcome(t, r)
+		if paused.Status != "paused" || e.Listed(id).Status != "paused" {
 			t.Fatalf("after pause: %s", r)
 		}
-		r = e.dw("resume", id, "--json")
-		expectCode(t, r, 0)
-		o := parseOutcome(t, r)
+		r = e.DW("resume", id, "--json")
+		e2etest.ExpectCode(t, r, 0)
+		o := e2etest.ParseOutcome(t, r)
 		if o.Status != "completed" || string(o.Result) != "60" || o.Epoch != 1 || o.Stats.Replayed != paused.Stats.Live || o.Stats.Replayed+o.Stats.Live != 60 {
 			t.Fatalf("resume after %+v: %s", paused.Stats, r)
 		}
 	})
 
 	t.Run("stop", func(t *testing.T) {
-		script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 60))
-		run := e.start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "2")...)...)
-		run.waitStderr("started on Temporal")
-		id := strings.Fields(run.stderr.String())[0]
-		waitUntil(t, "a finished agent", func() bool { return doneCalls(e.show(id)) >= 1 })
-		e.dwOK("stop", id)
-		r := run.wait()
-		expectCode(t, r, 1)
-		if o := parseOutcome(t, r); o.Status != "stopped" {
+		script := e.Write("slow.workflow.js", fmt.Sprintf(slowFanOut, 60))
+		run := e.Start(append([]string{"run", script, "--json"}, e.runFlags("--concurrency", "2")...)...)
+		run.WaitStderr("started on Temporal")
+		id := strings.Fields(run.Stderr.String())[0]
+		e2etest.WaitUntil(t, "a finished agent", func() bool { return doneCalls(e.Show(id)) >= 1 })
+		e.DWOK("stop", id)
+		r := run.Wait()
+		e2etest.ExpectCode(t, r, 1)
+		if o := e2etest.ParseOutcome(t, r); o.Status != "stopped" {
 			t.Fatalf("after stop: %s", r)
 		}
-		if r := e.dw("resume", id); r.code != 1 || !strings.Contains(r.stderr, "stopped") {
+		if r := e.DW("resume", id); r.Code != 1 || !strings.Contains(r.Stderr, "stopped") {
 			t.Fatalf("resume of a stopped run: %s", r)
 		}
-		if s := e.listed(id); s.Status != "stopped" {
+		if s := e.Listed(id); s.Status != "stopped" {
 			t.Errorf("list: %+v", s)
 		}
 	})
@@ -425,17 +385,17 @@ func TestTemporalRunsInServeAPI(t *testing.T) {
 	t.Parallel()
 	e := newTemporalEnv(t)
 	e.startWorker()
-	script := e.write("slow.workflow.js", fmt.Sprintf(slowFanOut, 3))
-	o := e.runCompleted(script, e.runFlags()...)
-	s := e.serve()
-	runs, err := s.client.Runs(context.Background())
+	script := e.Write("slow.workflow.js", fmt.Sprintf(slowFanOut, 3))
+	o := e.RunCompleted(script, e.runFlags()...)
+	s := e2etest.Serve(e.Env)
+	runs, err := s.Client.Runs(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(runs) != 1 || runs[0].RunID != o.RunID || runs[0].Status != "completed" || runs[0].Stats.Live != 3 {
 		t.Fatalf("GET /api/runs: %+v", runs)
 	}
-	d, err := s.client.Run(context.Background(), o.RunID)
+	d, err := s.Client.Run(context.Background(), o.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,12 +411,12 @@ func TestTemporalRunsInServeAPI(t *testing.T) {
 func TestTemporalServeBackend(t *testing.T) {
 	e := newTemporalEnv(t)
 	e.startWorker()
-	s := e.serve(e.runFlags()...)
+	s := e2etest.Serve(e.Env, e.runFlags()...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	events := make(chan web.StreamEvent, 256)
 	go func() {
-		_ = s.client.Stream(ctx, 0, "", func(ev web.StreamEvent) error {
+		_ = s.Client.Stream(ctx, 0, "", func(ev web.StreamEvent) error {
 			select {
 			case events <- ev:
 			case <-ctx.Done():
@@ -486,7 +446,7 @@ func TestTemporalServeBackend(t *testing.T) {
 		}
 	}
 
-	resp, err := s.client.Start(ctx, web.StartRequest{Filename: "twice.workflow.js", Script: `export const meta = { name: 'twice', description: 'asks twice' }
+	resp, err := s.Client.Start(ctx, web.StartRequest{Filename: "twice.workflow.js", Script: `export const meta = { name: 'twice', description: 'asks twice' }
 const go = await checkpoint('Go on?', { kind: 'confirm' })
 const a = await agent('first ' + go)
 const channel = await checkpoint('Which channel?', { kind: 'select', choices: ['beta', 'stable'] })
@@ -497,21 +457,21 @@ return [a, channel]
 	}
 	id := resp.RunID
 	see(id, "checkpoint.pending", nil)
-	cp := s.waitCheckpoint(id)
+	cp := s.WaitCheckpoint(id)
 	if cp.Prompt != "Go on?" {
 		t.Fatalf("the first checkpoint: %+v", cp)
 	}
-	if err := s.client.Respond(ctx, cp.ID, json.RawMessage(`"not a boolean"`)); err == nil {
+	if err := s.Client.Respond(ctx, cp.ID, json.RawMessage(`"not a boolean"`)); err == nil {
 		t.Fatal("a bad answer was taken")
 	}
-	if err := s.client.Respond(ctx, cp.ID, json.RawMessage(`true`)); err != nil {
+	if err := s.Client.Respond(ctx, cp.ID, json.RawMessage(`true`)); err != nil {
 		t.Fatal(err)
 	}
 	see(id, "checkpoint.answered", nil)
 	// The agent ran on the worker; the second checkpoint waits.
 	var second web.Checkpoint
-	waitUntil(t, "the second checkpoint", func() bool {
-		cps, _ := s.client.Checkpoints(ctx)
+	e2etest.WaitUntil(t, "the second checkpoint", func() bool {
+		cps, _ := s.Client.Checkpoints(ctx)
 		for _, c := range cps {
 			if c.RunID == id && c.Prompt == "Which channel?" {
 				second = c
@@ -527,17 +487,17 @@ return [a, channel]
 
 	// Paused while it waits, then resumed: the answered checkpoint and
 	// the agent replay, the second one asks again.
-	if err := s.client.Pause(ctx, id); err != nil {
+	if err := s.Client.Pause(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	see(id, "run.status", status("paused"))
-	s.waitRun(id, "paused")
-	if _, err := s.client.Resume(ctx, id, web.ResumeRequest{}); err != nil {
+	s.WaitRun(id, "paused")
+	if _, err := s.Client.Resume(ctx, id, web.ResumeRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	see(id, "run.resumed", nil)
-	waitUntil(t, "the second checkpoint asked again", func() bool {
-		cps, _ := s.client.Checkpoints(ctx)
+	e2etest.WaitUntil(t, "the second checkpoint asked again", func() bool {
+		cps, _ := s.Client.Checkpoints(ctx)
 		for _, c := range cps {
 			if c.ID == second.ID {
 				return true
@@ -545,11 +505,11 @@ return [a, channel]
 		}
 		return false
 	})
-	if err := s.client.Respond(ctx, second.ID, json.RawMessage(`"stable"`)); err != nil {
+	if err := s.Client.Respond(ctx, second.ID, json.RawMessage(`"stable"`)); err != nil {
 		t.Fatal(err)
 	}
 	see(id, "run.status", status("completed"))
-	d, err := s.client.Run(ctx, id)
+	d, err := s.Client.Run(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,19 +518,19 @@ return [a, channel]
 	}
 
 	// A second run, stopped from the API while it waits.
-	resp, err = s.client.Start(ctx, web.StartRequest{Filename: "stopme.workflow.js", Script: `export const meta = { name: 'stopme', description: 'waits' }
+	resp, err = s.Client.Start(ctx, web.StartRequest{Filename: "stopme.workflow.js", Script: `export const meta = { name: 'stopme', description: 'waits' }
 return await checkpoint('Wait?', { kind: 'confirm' })
 `})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.waitCheckpoint(resp.RunID)
-	if err := s.client.Stop(ctx, resp.RunID); err != nil {
+	s.WaitCheckpoint(resp.RunID)
+	if err := s.Client.Stop(ctx, resp.RunID); err != nil {
 		t.Fatal(err)
 	}
 	see(resp.RunID, "run.status", status("stopped"))
 	see(resp.RunID, "checkpoint.withdrawn", nil)
-	if _, err := s.client.Resume(ctx, resp.RunID, web.ResumeRequest{}); err == nil {
+	if _, err := s.Client.Resume(ctx, resp.RunID, web.ResumeRequest{}); err == nil {
 		t.Error("a stopped run resumed")
 	}
 }

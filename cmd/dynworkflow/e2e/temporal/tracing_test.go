@@ -1,4 +1,4 @@
-package main_test
+package temporal_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynworkflow/dynworkflow/engine"
 	"github.com/dynworkflow/dynworkflow/internal/collectortest"
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // The agent of these runs is a real process that answers with the
@@ -152,17 +153,17 @@ func checkWorkflowTrace(t *testing.T, tr *traceOf, name string, answers map[stri
 }
 
 // answers reads each call's answer (its agent's TRACEPARENT) by label.
-func (e *env) answers(id string) map[string]string {
-	e.t.Helper()
-	r := e.dwOK("show", id, "--json")
+func answers(e *e2etest.Env, id string) map[string]string {
+	e.T.Helper()
+	r := e.DWOK("show", id, "--json")
 	var d struct {
 		Calls []struct {
 			Label  string          `json:"label"`
 			Result json.RawMessage `json:"result"`
 		} `json:"calls"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-		e.t.Fatalf("show --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		e.T.Fatalf("show --json: %v\n%s", err, r.Stdout)
 	}
 	out := map[string]string{}
 	for _, c := range d.Calls {
@@ -178,15 +179,15 @@ func (e *env) answers(id string) map[string]string {
 // the binary under test, once.
 func withCompanion(t *testing.T) {
 	t.Helper()
-	needCompanion(t)
+	e2etest.NeedCompanion(t)
 }
 
-func (e *env) traceTo(c *collectortest.Collector, protocol string) {
+func traceTo(e *e2etest.Env, c *collectortest.Collector, protocol string) {
 	endpoint := c.HTTPEndpoint
 	if protocol == "grpc" {
 		endpoint = c.GRPCEndpoint
 	}
-	e.environ = append(e.environ, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL="+protocol,
+	e.Environ = append(e.Environ, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL="+protocol,
 		"OTEL_SERVICE_NAME=dynworkflow-e2e", "OTEL_BSP_SCHEDULE_DELAY=100")
 }
 
@@ -201,10 +202,10 @@ func TestTracedRunsReachARealCollector(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			col := collectortest.Start(t, bin)
-			e := newEnv(t)
-			e.traceTo(col, tc.protocol)
-			script := e.write(tc.file, tc.script)
-			out := e.runCompleted(script, "--trace", "--command-executor", echoTraceParent, "--executor", "echo")
+			e := e2etest.NewEnv(t)
+			traceTo(e, col, tc.protocol)
+			script := e.Write(tc.file, tc.script)
+			out := e.RunCompleted(script, "--trace", "--command-executor", echoTraceParent, "--executor", "echo")
 			spans := col.WaitSpans(t, "the run's root span", rootsDone(1))
 			trs := traces(spans)
 			if len(trs) != 1 {
@@ -214,7 +215,7 @@ func TestTracedRunsReachARealCollector(t *testing.T) {
 				if got := tr.root.String("dynworkflow.run.id"); got != out.RunID {
 					t.Errorf("the root names run %q, want %q", got, out.RunID)
 				}
-				checkWorkflowTrace(t, tr, tc.name, e.answers(out.RunID))
+				checkWorkflowTrace(t, tr, tc.name, answers(e, out.RunID))
 			}
 		})
 	}
@@ -223,12 +224,12 @@ func TestTracedRunsReachARealCollector(t *testing.T) {
 func TestAResumedRunsTraceLinksToTheFirst(t *testing.T) {
 	col := collectortest.Start(t, collectortest.Require(t))
 	withCompanion(t)
-	e := newEnv(t)
-	e.traceTo(col, "http/protobuf")
-	script := e.write("t.workflow.js", tracedJS)
-	out := e.runCompleted(script, "--trace", "--command-executor", echoTraceParent, "--executor", "echo")
+	e := e2etest.NewEnv(t)
+	traceTo(e, col, "http/protobuf")
+	script := e.Write("t.workflow.js", tracedJS)
+	out := e.RunCompleted(script, "--trace", "--command-executor", echoTraceParent, "--executor", "echo")
 	col.WaitSpans(t, "the first execution", rootsDone(1))
-	e.dwOK("resume", out.RunID, "--trace", "--command-executor", echoTraceParent)
+	e.DWOK("resume", out.RunID, "--trace", "--command-executor", echoTraceParent)
 	spans := col.WaitSpans(t, "the resumed execution", rootsDone(2))
 	trs := traces(spans)
 	if len(trs) != 2 {
@@ -267,7 +268,7 @@ func TestAResumedRunsTraceLinksToTheFirst(t *testing.T) {
 		t.Errorf("replayed call spans %q", replayed)
 	}
 	// The journal keeps both executions' traces, for later resumes.
-	b, err := os.ReadFile(e.journalPath(out.RunID))
+	b, err := os.ReadFile(e.JournalPath(out.RunID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,26 +294,26 @@ func TestAResumedRunsTraceLinksToTheFirst(t *testing.T) {
 func TestTracingIsOffUnlessAskedFor(t *testing.T) {
 	col := collectortest.Start(t, collectortest.Require(t))
 	withCompanion(t)
-	e := newEnv(t)
-	e.traceTo(col, "http/protobuf")
-	script := e.write("t.workflow.js", tracedJS)
-	out := e.runCompleted(script, "--command-executor", echoTraceParent, "--executor", "echo")
-	for label, tp := range e.answers(out.RunID) {
+	e := e2etest.NewEnv(t)
+	traceTo(e, col, "http/protobuf")
+	script := e.Write("t.workflow.js", tracedJS)
+	out := e.RunCompleted(script, "--command-executor", echoTraceParent, "--executor", "echo")
+	for label, tp := range answers(e, out.RunID) {
 		if tp != "" {
 			t.Errorf("%s got TRACEPARENT %q with tracing off", label, tp)
 		}
 	}
 	// A second, traced run: once its spans are in, the first run's would
 	// be too, had it sent any.
-	e.runCompleted(script, "--trace", "--command-executor", echoTraceParent, "--executor", "echo")
+	e.RunCompleted(script, "--trace", "--command-executor", echoTraceParent, "--executor", "echo")
 	spans := col.WaitSpans(t, "the traced run", rootsDone(1))
 	if n := len(traces(spans)); n != 1 {
 		t.Errorf("the collector has %d traces, want only the traced run's", n)
 	}
 	// A variable set to turn telemetry off wins over the flag.
-	e.environ = append(e.environ, "OTEL_SDK_DISABLED=true")
-	off := e.runCompleted(script, "--trace", "--command-executor", echoTraceParent, "--executor", "echo")
-	for label, tp := range e.answers(off.RunID) {
+	e.Environ = append(e.Environ, "OTEL_SDK_DISABLED=true")
+	off := e.RunCompleted(script, "--trace", "--command-executor", echoTraceParent, "--executor", "echo")
+	for label, tp := range answers(e, off.RunID) {
 		if tp != "" {
 			t.Errorf("%s got TRACEPARENT %q with OTEL_SDK_DISABLED=true", label, tp)
 		}
@@ -320,15 +321,15 @@ func TestTracingIsOffUnlessAskedFor(t *testing.T) {
 }
 
 func TestATracingSettingItCannotHonourIsAUsageError(t *testing.T) {
-	e := newEnv(t)
-	script := e.write("t.workflow.js", tracedJS)
-	e.environ = append(e.environ, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json")
-	r := e.dw("run", script, "--trace")
-	expectCode(t, r, 64)
-	if !strings.Contains(r.stderr, "http/protobuf") {
+	e := e2etest.NewEnv(t)
+	script := e.Write("t.workflow.js", tracedJS)
+	e.Environ = append(e.Environ, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json")
+	r := e.DW("run", script, "--trace")
+	e2etest.ExpectCode(t, r, 64)
+	if !strings.Contains(r.Stderr, "http/protobuf") {
 		t.Errorf("the error does not say what to use instead:\n%s", r)
 	}
-	if len(e.journalIDs()) != 0 {
+	if len(e.JournalIDs()) != 0 {
 		t.Error("a run was created")
 	}
 }
@@ -341,10 +342,10 @@ func TestATemporalRunIsTraced(t *testing.T) {
 	bin := collectortest.Require(t)
 	e := newTemporalEnv(t)
 	col := collectortest.Start(t, bin)
-	e.traceTo(col, "http/protobuf")
+	traceTo(e.Env, col, "http/protobuf")
 	e.startWorker()
-	script := e.write("t.workflow.js", strings.ReplaceAll(tracedJS, "traced-js", "traced-temporal"))
-	out := e.runCompleted(script, e.runFlags("--trace")...)
+	script := e.Write("t.workflow.js", strings.ReplaceAll(tracedJS, "traced-js", "traced-temporal"))
+	out := e.RunCompleted(script, e.runFlags("--trace")...)
 	spans := col.WaitSpans(t, "the Temporal run's trace", rootsDone(1))
 	trs := traces(spans)
 	if len(trs) != 1 {
@@ -373,8 +374,8 @@ func TestATemporalRunIsTraced(t *testing.T) {
 	}
 
 	// A resume on Temporal replays every call and links to the first.
-	r := e.dw(append([]string{"resume", out.RunID, "--json", "--trace"}, e.flags()...)...)
-	expectCode(t, r, 0)
+	r := e.DW(append([]string{"resume", out.RunID, "--json", "--trace"}, e.flags()...)...)
+	e2etest.ExpectCode(t, r, 0)
 	spans = col.WaitSpans(t, "the resumed execution", rootsDone(2))
 	second := engine.ExecutionTraceContext(out.RunID, 1)
 	found := false
@@ -408,7 +409,7 @@ func TestATemporalRunIsTraced(t *testing.T) {
 // a warning. With the companion, the first test of this file shows the
 // runs traced.
 func TestTheDefaultBuildHandsTracingOver(t *testing.T) {
-	out, err := exec.Command(goTool(), "version", "-m", binPath).CombinedOutput()
+	out, err := exec.Command(e2etest.GoTool(), "version", "-m", e2etest.Binary()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go version -m: %v\n%s", err, out)
 	}
@@ -417,21 +418,21 @@ func TestTheDefaultBuildHandsTracingOver(t *testing.T) {
 			t.Errorf("the default build links %s", strings.TrimSpace(line))
 		}
 	}
-	e := newEnv(t)
+	e := e2etest.NewEnv(t)
 	leanAlone(t, e, "")
-	script := e.write("t.workflow.js", tracedJS)
-	r := e.dw("run", script, "--trace")
-	expectCode(t, r, 64)
-	if !strings.Contains(r.stderr, installCommand) {
+	script := e.Write("t.workflow.js", tracedJS)
+	r := e.DW("run", script, "--trace")
+	e2etest.ExpectCode(t, r, 64)
+	if !strings.Contains(r.Stderr, installCommand) {
 		t.Errorf("no way to install the companion in:\n%s", r)
 	}
-	if len(e.journalIDs()) != 0 {
+	if len(e.JournalIDs()) != 0 {
 		t.Error("a run was created")
 	}
-	e.environ = append(e.environ, "OTEL_TRACES_EXPORTER=otlp")
-	r = e.dw("run", script)
-	expectCode(t, r, 0)
-	if !strings.Contains(r.stderr, "running untraced") {
+	e.Environ = append(e.Environ, "OTEL_TRACES_EXPORTER=otlp")
+	r = e.DW("run", script)
+	e2etest.ExpectCode(t, r, 0)
+	if !strings.Contains(r.Stderr, "running untraced") {
 		t.Errorf("no warning that the run is untraced:\n%s", r)
 	}
 }
