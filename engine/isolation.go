@@ -147,6 +147,12 @@ type Isolated struct {
 	leftover bool
 }
 
+// AttemptRecord is where a Temporal worker records the worktree dir of an
+// isolated attempt under way, beside it, until the attempt settles it: a
+// worktree with a record is never cleaned, and the call's next attempt
+// settles one whose worker died.
+func AttemptRecord(dir string) string { return dir + ".json" }
+
 // IsolationSpec says where a call's worktree goes and what its commits
 // say.
 type IsolationSpec struct {

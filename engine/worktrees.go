@@ -25,6 +25,9 @@ type WorktreeState struct {
 	Unsettled bool `json:"unsettled,omitempty"`
 	// Orphan: the worktree's run was deleted; only git knows of it.
 	Orphan bool `json:"orphan,omitempty"`
+	// Worker: a Temporal worker made it, for a run on Temporal; its call
+	// counts as active while the worker's record of it is there.
+	Worker bool `json:"worker,omitempty"`
 	// Leftover: its agent changed nothing and it was to be removed, but
 	// the removal failed.
 	Leftover bool `json:"leftover,omitempty"`
@@ -103,12 +106,22 @@ func (rt *Runtime) Worktrees(ctx context.Context, id string) ([]WorktreeState, e
 // hasWorktreeDirs reports whether run id (any run when empty) has
 // worktree directories.
 func (rt *Runtime) hasWorktreeDirs(id string) bool {
-	dir := rt.store.WorktreesRoot()
+	dirs := []string{rt.store.WorktreesRoot()}
 	if id != "" {
-		dir = rt.store.WorktreesDir(id)
+		dirs = []string{rt.store.WorktreesDir(id), rt.workerWorktreesDir(id)}
 	}
-	entries, err := os.ReadDir(dir)
-	return err == nil && len(entries) > 0
+	for _, dir := range dirs {
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// workerWorktreesDir is where a Temporal worker sharing this state root
+// makes the worktrees of run id.
+func (rt *Runtime) workerWorktreesDir(id string) string {
+	return store.WorkerWorktreesDir(rt.store.Root(), rt.store.ProjectID(), id)
 }
 
 // runsWithWorktrees lists, sorted, the runs that have worktree directories
@@ -170,24 +183,43 @@ func (rt *Runtime) runWorktrees(ctx context.Context, repo *worktree.Repo, id str
 	return out, nil
 }
 
-// orphanWorktrees are the worktrees of a deleted run: those git knows
-// whose directory is in the run's worktree directory of the state, where
-// only dynworkflow makes worktrees. A branch named like ours
-// (dynworkflow/<run>/...) is not enough: it may be the user's, with a
-// worktree of the user's elsewhere, and is left alone.
+// orphanWorktrees are the worktrees of a run with no journal here: a
+// deleted run's, or those a Temporal worker sharing this state made for a
+// run on Temporal. They are those git knows whose directory is in the
+// run's worktree directory of the state, where only dynworkflow makes
+// worktrees. A branch named like ours (dynworkflow/<run>/...) is not
+// enough: it may be the user's, with a worktree of the user's elsewhere,
+// and is left alone.
 func (rt *Runtime) orphanWorktrees(ctx context.Context, repo *worktree.Repo, id string, heads map[string]string) ([]WorktreeState, error) {
 	list, err := repo.Worktrees(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ours := rt.store.WorktreesDir(id)
+	ours, workers := rt.store.WorktreesDir(id), rt.workerWorktreesDir(id)
 	var out []WorktreeState
 	for _, e := range list {
-		if e.Branch == "" || !within(ours, e.Dir) {
+		if e.Branch == "" {
 			continue
 		}
-		out = append(out, WorktreeState{RunID: id, Orphan: true, KeptWorktree: KeptWorktree{
-			Worktree: Worktree{Status: worktreeKept, Dir: e.Dir, Branch: e.Branch, Head: heads[e.Branch]}}})
+		w := WorktreeState{RunID: id, KeptWorktree: KeptWorktree{
+			Worktree: Worktree{Status: worktreeKept, Dir: e.Dir, Branch: e.Branch, Head: heads[e.Branch]}}}
+		switch {
+		case within(ours, e.Dir):
+			w.Orphan = true
+		case within(workers, e.Dir):
+			// An attempt under way, or one whose worker died and which the
+			// call's next attempt settles: never cleaned from here.
+			_, err := os.Stat(AttemptRecord(e.Dir))
+			w.Worker, w.Active = true, err == nil
+		default:
+			continue
+		}
+		// No record says where the branch started: the diff stat is from
+		// where it left the project's history.
+		if w.Head != "" {
+			w.Base, _ = repo.MergeBase(ctx, w.Head, "HEAD") // none: no stat
+		}
+		out = append(out, w)
 	}
 	slices.SortFunc(out, func(a, b WorktreeState) int { return strings.Compare(a.Branch, b.Branch) })
 	return out, nil

@@ -130,6 +130,8 @@ func printWorktrees(w io.Writer, states []engine.WorktreeState) {
 func worktreeState(s engine.WorktreeState) string {
 	var parts []string
 	switch {
+	case s.Active && s.Worker:
+		return "active on a Temporal worker (its call is running, or its next attempt will commit it)"
 	case s.Active:
 		return "active (its call is running)"
 	case s.Unsettled:
@@ -158,6 +160,9 @@ func worktreeState(s engine.WorktreeState) string {
 	}
 	if s.Orphan {
 		parts = append(parts, "run deleted")
+	}
+	if s.Worker {
+		parts = append(parts, "made on a Temporal worker")
 	}
 	if s.Leftover {
 		parts = append(parts, "no changes, removal failed")

@@ -65,7 +65,7 @@ func (a *Activities) isolate(ctx context.Context, runID string, in AgentInput) (
 		t.iso, err = engine.Isolate(ctx, repo, t.spec)
 	}
 	if err == nil {
-		t.record = t.iso.Info().Dir + ".json"
+		t.record = engine.AttemptRecord(t.iso.Info().Dir)
 		err = writeTreeRecord(t.record, t.iso.Info())
 		if err != nil {
 			_ = t.iso.Remove(ctx, t.iso.Info().Base)
@@ -129,7 +129,7 @@ func (a *Activities) settleLeftovers(ctx context.Context, repo *worktree.Repo, s
 		}
 		record := filepath.Join(spec.Parent, name)
 		info, err := readTreeRecord(record)
-		if err != nil || info.Dir != strings.TrimSuffix(record, ".json") {
+		if err != nil || engine.AttemptRecord(info.Dir) != record {
 			a.Logger.Warn("ignoring a worktree record that is not one this worker wrote", "record", record, "err", err)
 			continue
 		}

@@ -141,6 +141,25 @@ return {edits, look}`)
 	if got := gittest.Git(t, dir, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 4 {
 		t.Errorf("want the project and the three kept worktrees, git has:\n%s", got)
 	}
+	// `dynworkflow worktrees` on the machine of the worker lists them, as
+	// made on a worker, with their unmerged edits.
+	local, err := store.Open(root, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := engine.New(engine.Config{Store: local, Hosts: hosts(), Executors: simulated(), Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := rt.Worktrees(context.Background(), in.RunID)
+	if err != nil || len(listed) != 3 {
+		t.Fatalf("worktrees of the run: %+v, %v; want the 3 kept", listed, err)
+	}
+	for _, w := range listed {
+		if !w.Worker || w.Active || w.Merged || !w.Exists || w.Now.Files != 1 {
+			t.Errorf("listed %+v: want made on a worker, settled, unmerged, 1 file", w)
+		}
+	}
 	// Nothing but the kept worktrees is left on the worker: no record of
 	// an attempt under way, no empty directory.
 	_ = filepath.WalkDir(store.WorkerWorktreesDir(root, store.ProjectID(dir), in.RunID), func(p string, e os.DirEntry, err error) error {
@@ -299,6 +318,28 @@ func TestAnAttemptLostWithItsWorkerIsSettledByTheNext(t *testing.T) {
 	}
 	if len(third.earlier) != 0 {
 		t.Errorf("settled again: %+v", third.earlier)
+	}
+	// While the third attempt runs, `worktrees clean` leaves its worktree
+	// alone, though it holds nothing yet.
+	st, err := store.Open(a.StateRoot, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := engine.New(engine.Config{Store: st, Hosts: hosts(), Executors: simulated(), Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleaned, err := rt.CleanWorktrees(ctx, runID, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cleaned {
+		if c.Removed && c.Branch == third.iso.Info().Branch {
+			t.Errorf("clean removed the worktree of an attempt under way: %+v", c)
+		}
+	}
+	if _, err := os.Stat(third.iso.WorkDir()); err != nil {
+		t.Errorf("the running attempt's worktree is gone: %v", err)
 	}
 	repo, err := worktree.Open(ctx, dir)
 	if err != nil {

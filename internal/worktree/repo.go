@@ -106,6 +106,17 @@ func (r *Repo) IsAncestor(ctx context.Context, commit, of string) (bool, error) 
 	return err == nil, err
 }
 
+// MergeBase is the best common ancestor of commits a and b, "" when they
+// have none.
+func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
+	out, err := r.git.run(ctx, r.at(), "merge-base", a, b)
+	var ge *Error
+	if errors.As(err, &ge) && exitCode(ge.Err) == 1 {
+		return "", nil
+	}
+	return strings.TrimSpace(string(out)), err
+}
+
 // Stat is a diff stat: files changed, lines inserted and deleted. Binary
 // files count as changed files without lines.
 type Stat struct {
