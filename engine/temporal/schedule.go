@@ -249,6 +249,10 @@ func (c *Client) DescribeSchedule(ctx context.Context, id string) (ScheduleState
 // ScheduledRuns lists the ids of the runs schedule id started, oldest
 // first, from the memos of its launchers. Temporal's visibility is
 // eventually consistent: a run started a moment ago may not be listed yet.
+// A launcher names its run in the same step as it asks for the run to
+// start, and the run's workflow is made a moment later: a running
+// launcher's run is listed only once it exists, so that every run listed
+// can be shown, followed and waited for.
 func (c *Client) ScheduledRuns(ctx context.Context, id string) ([]string, error) {
 	type run struct {
 		id    string
@@ -269,6 +273,14 @@ func (c *Client) ScheduledRuns(ctx context.Context, id string) ([]string, error)
 			var runID string
 			if p == nil || c.dc.FromPayload(p, &runID) != nil || store.ValidRunID(runID) != nil {
 				continue // not started yet, or not ours
+			}
+			if e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				var nf *serviceerror.NotFound
+				if _, err := c.sdk.DescribeWorkflowExecution(ctx, runID, ""); errors.As(err, &nf) {
+					continue
+				} else if err != nil {
+					return nil, fmt.Errorf("list the runs of schedule %s: %w", id, err)
+				}
 			}
 			runs = append(runs, run{runID, e.GetStartTime().AsTime()})
 		}

@@ -85,18 +85,29 @@ await agent('the end [gate:end]', { label: 'end' }) // never released: the run n
 return 'all steps'
 `
 
+// heldScript is longScript with step 30 held at the gate "hold": the
+// running step stays where it is, however slow the machine, until the
+// test releases it.
+const heldScript = `export const meta = { name: 'long-haul', description: 'many steps, one at a time', phases: ['Steps'] }
+phase('Steps')
+for (let i = 0; i < 600; i++) await agent('step ' + i + (i === 30 ? ' [gate:hold]' : '') + ' [simulate:sleep=100ms]', { label: 'step-' + i })
+await agent('the end [gate:end]', { label: 'end' })
+return 'all steps'
+`
+
 // TestPauseResumeStopDelete drives a run's life from the page's buttons
 // and checks each step through the API.
 func TestPauseResumeStopDelete(t *testing.T) {
 	s := newServer(t, simulate.Config{})
-	id := s.start(longScript)
+	id := s.start(heldScript)
 	tb := newTab(t)
 	tb.navigate(s.link(id))
-	tb.waitFor("a running step", `document.querySelector('[data-stat=agents]')?.textContent.includes("1 running")`)
-	// The running step may be far down the list: the phase jumps to it.
+	tb.waitFor("step 30 running at its gate", `document.querySelector('[data-stat=agents]')?.textContent.includes("30/31 done · 1 running")`)
+	// The running step is far down the list: the phase jumps to it.
 	tb.waitFor("enough steps for a jump", `!document.querySelector('[data-jump=running]').hidden`)
 	tb.click(`[data-jump=running]`)
-	tb.waitFor("the running step focused", `document.activeElement.classList.contains('agent-row') && Number(document.activeElement.dataset.index) >= 10`)
+	tb.waitFor("the running step focused", `document.activeElement.classList.contains('agent-row') && Number(document.activeElement.dataset.index) === 30`)
+	s.release("hold")
 	// Back up to the run's buttons, as a person would: a button half under
 	// the sticky top bar counts as in view, and a click there hits the bar.
 	tb.do(evalVoid(`window.scrollTo(0, 0)`))
