@@ -84,7 +84,8 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkForbidden(s, prog, obj); err != nil {
+	written, err := checkForbidden(s, prog, obj)
+	if err != nil {
 		return nil, err
 	}
 	calls := agentCalls(s, prog, body, obj)
@@ -107,5 +108,6 @@ func (h *Host) Load(src lang.Source) (lang.Script, error) {
 		busyLimit:  h.busyLimit,
 		maxNesting: h.maxNesting,
 		calls:      calls,
+		written:    written,
 	}, nil
 }

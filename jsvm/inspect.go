@@ -74,10 +74,10 @@ func walk(v reflect.Value, visit func(ast.Node) (more, into bool)) bool {
 // of regular expression literals (\p{L} under the u flag), which goja
 // compiles into a pattern that never matches where Node matches (see
 // unicode_props.go); a property it does not know is an error here, at
-// load time. The meta, a pure literal already checked, is not walked
+// load time. It returns each spelled-out pattern with the pattern as
+// written. The meta, a pure literal already checked, is not walked
 // again: it can be the larger part of the tree.
-func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
-	var err error
+func checkForbidden(src *source, prog *ast.Program, meta ast.Node) (written map[string]string, err error) {
 	inspect(prog, meta, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpression:
@@ -96,11 +96,17 @@ func checkForbidden(src *source, prog *ast.Program, meta ast.Node) error {
 				err = src.errorf(src.offset(n.Idx), "spell the class out, as in [A-Za-z\\u00C0-\\u024F]", "%s", terr.Error())
 				return false
 			}
-			n.Pattern = pattern
+			if pattern != n.Pattern {
+				if written == nil {
+					written = map[string]string{}
+				}
+				written[pattern] = n.Pattern
+				n.Pattern = pattern
+			}
 		}
 		return true
 	})
-	return err
+	return written, err
 }
 
 // readArgumentsFirst works around a goja bug that panics the process: an

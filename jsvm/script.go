@@ -26,6 +26,11 @@ type Script struct {
 	maxNesting int
 	// calls are the agent() calls whose options the script writes out.
 	calls []lang.StaticCall
+	// written maps the spelled-out pattern of each regular expression
+	// literal whose property escapes were spelled out (see
+	// unicode_props.go) back to the pattern as the script wrote it, which
+	// its source and toString() show.
+	written map[string]string
 }
 
 var (
