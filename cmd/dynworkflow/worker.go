@@ -62,7 +62,7 @@ same). Ctrl-C stops the worker once its agents have been handed back.`,
 			defer c.Close()
 			host, _ := os.Hostname()
 			identity := fmt.Sprintf("dynworkflow-worker %d@%s", os.Getpid(), host)
-			acts := &temporal.Activities{Executors: set, Hosts: a.hosts(), StateRoot: rt.Store().Root(), Identity: identity}
+			acts := &temporal.Activities{Executors: set, Hosts: a.hosts(), StateRoot: rt.Store().Root(), Identity: identity, Logger: a.sdkLog()}
 			w := temporal.NewWorker(c, acts, temporal.WorkerOptions{
 				TaskQueue: c.Config().TaskQueue, Concurrency: concurrency, Identity: identity,
 			})

@@ -31,7 +31,10 @@ type Activities struct {
 	// Identity names the worker in its messages (Temporal records it with
 	// each call it runs).
 	Identity string
-	Logger   *slog.Logger
+	// Logger gets what goes wrong on the worker beside a call's own
+	// failure (a worktree that could not be committed, say); none
+	// discards it.
+	Logger *slog.Logger
 
 	// client is the worker's: its blob store and the histories the seal
 	// activity reads (set by NewWorker).

@@ -90,6 +90,10 @@ func (a *Activities) isolate(ctx context.Context, runID string, in AgentInput) (
 // when the agent changed nothing. It runs even when ctx is cancelled.
 func (a *Activities) settle(ctx context.Context, t *attemptTree, interrupted bool) *engine.Worktree {
 	info, err := t.iso.Settle(ctx, t.spec, interrupted, a.Logger)
+	// Settled either way: a worktree whose edits could not be committed is
+	// kept as the agent left it, and info says why; no later attempt is to
+	// take it for a dead one's.
+	_ = os.Remove(t.record)
 	if err != nil {
 		a.Logger.Error("could not commit an isolated agent's edits; its worktree is kept as the agent left it",
 			"run", t.spec.RunID, "worktree", info.Dir, "err", err)
@@ -100,7 +104,6 @@ func (a *Activities) settle(ctx context.Context, t *attemptTree, interrupted boo
 			a.Logger.Warn("remove an unchanged worktree", "run", t.spec.RunID, "worktree", info.Dir, "err", err)
 		}
 	}
-	_ = os.Remove(t.record)
 	removeEmptyParents(t.spec.Parent)
 	return info
 }

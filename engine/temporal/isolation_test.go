@@ -367,3 +367,41 @@ func waitForPath(t *testing.T, path string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestAnAgentThatRewritesItsGitFileIsNotFollowed: an agent may write
+// anything in its worktree, .git included. The worker runs no git command
+// where .git points elsewhere: the answer stands, the worktree is kept as
+// the agent left it with the reason, and its record is gone, so no later
+// attempt takes it for a dead worker's.
+func TestAnAgentThatRewritesItsGitFileIsNotFollowed(t *testing.T) {
+	c := newClient(t)
+	path := gitProject(t, map[string]string{"a.txt": "a\n"},
+		`export const meta = {name: "iso", description: "a hostile agent"}
+return await agent("edit", {label: "rogue", isolation: "worktree"})`)
+	dir := filepath.Dir(path)
+	elsewhere := t.TempDir()
+	gittest.Git(t, elsewhere, "init", "-q")
+	root := isolatedWorker(t, c, "w1", commandSet(t, `sh -c 'cat >/dev/null; echo edited >> a.txt; echo "gitdir: `+elsewhere+`/.git" > .git; echo done'`))
+	in := startFile(t, c, path, "", commandOpts(), false)
+	st := wait(t, c, in.RunID)
+	if st.Status != engine.StatusCompleted || string(st.Result) != `"done"` {
+		t.Fatalf("run %s %s %s: the agent's answer must stand", st.Status, st.Result, st.Error)
+	}
+	d, err := c.Detail(context.Background(), in.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := d.Calls[0].Worktree
+	if w == nil || !w.Kept() || !strings.Contains(w.Error, "no longer points") {
+		t.Fatalf("the rogue agent's worktree: %+v, want kept with the reason", w)
+	}
+	if got := gittest.Git(t, elsewhere, "log", "--oneline", "--all"); got != "" {
+		t.Errorf("git ran in the repository the agent pointed at: %s", got)
+	}
+	_ = filepath.WalkDir(store.WorkerWorktreesDir(root, store.ProjectID(dir), in.RunID), func(p string, e os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".json") {
+			t.Errorf("the settled attempt's record is left: %s", p)
+		}
+		return nil
+	})
+}

@@ -276,7 +276,7 @@ func (c *Client) ScheduledRuns(ctx context.Context, id string) ([]string, error)
 			}
 			if e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 				var nf *serviceerror.NotFound
-				if _, err := c.sdk.DescribeWorkflowExecution(ctx, runID, ""); errors.As(err, &nf) {
+				if _, err := c.describe(ctx, runID); errors.As(err, &nf) {
 					continue
 				} else if err != nil {
 					return nil, fmt.Errorf("list the runs of schedule %s: %w", id, err)

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"log/slog"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -31,6 +32,9 @@ func NewWorker(c *Client, acts *Activities, o WorkerOptions) worker.Worker {
 		o.TaskQueue = DefaultTaskQueue
 	}
 	acts.client = c
+	if acts.Logger == nil {
+		acts.Logger = slog.New(slog.DiscardHandler)
+	}
 	w := worker.New(c.sdk, o.TaskQueue, worker.Options{
 		MaxConcurrentActivityExecutionSize: o.Concurrency,
 		// A fan-out schedules its agents all at once, and each poller
