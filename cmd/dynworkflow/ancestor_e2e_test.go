@@ -4,13 +4,14 @@ package main_test
 
 import (
 	"fmt"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // After dynworkflow is killed, no agent starts: a 400-agent fan-out at

@@ -2,10 +2,11 @@ package main_test
 
 import (
 	"encoding/json"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // askScript asks the three kinds of question.

@@ -3,13 +3,14 @@ package main_test
 import (
 	"cmp"
 	"encoding/json"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // TestExitCodesAndJSON checks the exit codes and the shape of --json.

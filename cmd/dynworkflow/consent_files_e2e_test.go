@@ -3,13 +3,14 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // A cloned repository ships .dynworkflow/executors.json: a command

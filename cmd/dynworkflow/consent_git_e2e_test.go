@@ -1,11 +1,12 @@
 package main_test
 
 import (
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // The attacks of an agent on dynworkflow's own git: each agent is a shell

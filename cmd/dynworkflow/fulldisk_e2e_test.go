@@ -5,12 +5,13 @@ package main_test
 import (
 	"errors"
 	"fmt"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // On a full disk a run pauses, says why, leaves no temp file, and the

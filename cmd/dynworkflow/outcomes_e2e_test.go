@@ -3,12 +3,13 @@ package main_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // scriptErrorOutcome is the part of a --json outcome or show --json that

@@ -2,10 +2,11 @@ package main_test
 
 import (
 	"fmt"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // pipelineScript is a 20-item × 3-stage pipeline whose prompts derive from

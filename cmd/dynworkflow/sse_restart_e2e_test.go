@@ -2,11 +2,12 @@ package main_test
 
 import (
 	"context"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // TestEventStreamAcrossARestart: a client that followed one server process

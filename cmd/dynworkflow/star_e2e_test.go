@@ -3,10 +3,11 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // The crash-resume, edit-and-resume and bad-input tests of the CLI, for

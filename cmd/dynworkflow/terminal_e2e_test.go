@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // TestErrorsExitCodesAndJSON checks, for each kind of mistake, the exit

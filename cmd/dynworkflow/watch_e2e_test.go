@@ -2,12 +2,13 @@ package main_test
 
 import (
 	"context"
-	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 	"os"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dynworkflow/dynworkflow/internal/e2etest"
 )
 
 // run --watch: a save re-runs the workflow, replaying what did not change

@@ -39,18 +39,7 @@ func gitEnv(t *testing.T, files map[string]string) *e2etest.Env {
 
 func git(e *e2etest.Env, args ...string) string {
 	e.T.Helper()
-	return gitAt(e.T, e.Dir, args...)
-}
-
-func gitAt(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return gittest.Git(e.T, e.Dir, args...)
 }
 
 // checkout is what must never change in the main checkout.
@@ -233,7 +222,7 @@ return await parallel([() => agent("fast", {label: "fast", isolation: "worktree"
 	if slowDir == "" {
 		t.Fatal("show does not name the interrupted call's worktree")
 	}
-	if st := gitAt(t, slowDir, "status", "--porcelain"); !strings.Contains(st, "a.txt") || !strings.Contains(st, "b.txt") {
+	if st := gittest.Git(t, slowDir, "status", "--porcelain"); !strings.Contains(st, "a.txt") || !strings.Contains(st, "b.txt") {
 		t.Fatalf("the slow agent's edits are not in its worktree:\n%s", st)
 	}
 	if r := e.DWOK("worktrees", id); !strings.Contains(r.Stdout, "unsettled") {
@@ -274,7 +263,7 @@ return await parallel([() => agent("fast", {label: "fast", isolation: "worktree"
 			t.Errorf("the re-run's worktree %+v: want a fresh one (not %s), removed as it changed nothing", c.Worktree, slowDir)
 		}
 	}
-	if st := gitAt(t, slowDir, "status", "--porcelain"); st != "" {
+	if st := gittest.Git(t, slowDir, "status", "--porcelain"); st != "" {
 		t.Errorf("the interrupted worktree still has uncommitted edits:\n%s", st)
 	}
 }

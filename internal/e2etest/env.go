@@ -34,6 +34,7 @@ type Env struct {
 	Group bool
 }
 
+// NewEnv is a new project and state directory of t's own.
 func NewEnv(t *testing.T) *Env {
 	t.Helper()
 	return &Env{T: t, Dir: t.TempDir(), State: t.TempDir(), Config: t.TempDir()}
@@ -109,6 +110,8 @@ func (r Result) String() string {
 	return fmt.Sprintf("dynworkflow %s: %s\n--- stdout:\n%s\n--- stderr:\n%s", strings.Join(r.Args, " "), how, r.Stdout, r.Stderr)
 }
 
+// ResultOf is how cmd, run with args, ended: err is what running it
+// returned, and an error that is not an exit status is returned as is.
 func ResultOf(args []string, cmd *exec.Cmd, err error, stdout, stderr string) (Result, error) {
 	r := Result{Args: args, Stdout: stdout, Stderr: stderr}
 	var ee *exec.ExitError
@@ -179,6 +182,7 @@ type WatchBuffer struct {
 	changed chan struct{} // closed and replaced on every write
 }
 
+// NewWatchBuffer is an empty WatchBuffer.
 func NewWatchBuffer() *WatchBuffer { return &WatchBuffer{changed: make(chan struct{})} }
 
 func (w *WatchBuffer) Write(b []byte) (int, error) {

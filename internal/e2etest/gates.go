@@ -18,6 +18,7 @@ type Gates struct {
 	Flag string
 }
 
+// NewGates makes the gate executor's script; none is released yet.
 func NewGates(t *testing.T) *Gates {
 	t.Helper()
 	dir := t.TempDir()

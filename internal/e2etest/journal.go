@@ -160,6 +160,7 @@ func StartedAfter(recs []Record, i int) map[string]bool {
 	return paths
 }
 
+// SortedKeys is the keys of m, sorted.
 func SortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

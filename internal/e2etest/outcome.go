@@ -19,6 +19,7 @@ type Outcome struct {
 	Epoch       int             `json:"epoch"`
 }
 
+// Stats are the counts of an Outcome or a Summary.
 type Stats struct {
 	Agents       int   `json:"agents"`
 	Replayed     int   `json:"replayed"`
@@ -28,6 +29,8 @@ type Stats struct {
 	OutputTokens int64 `json:"outputTokens"`
 }
 
+// ParseOutcome reads the --json outcome r printed, failing t if there
+// is none.
 func ParseOutcome(t *testing.T, r Result) Outcome {
 	t.Helper()
 	var o Outcome

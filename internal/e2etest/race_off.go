@@ -2,4 +2,5 @@
 
 package e2etest
 
+// RaceEnabled: see race_on.go.
 const RaceEnabled = false

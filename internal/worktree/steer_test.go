@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynworkflow/dynworkflow/internal/gittest"
 	"github.com/dynworkflow/dynworkflow/internal/worktree"
 )
 
@@ -53,29 +54,29 @@ func TestRepositoryConfigRunsNothing(t *testing.T) {
 	ctx := context.Background()
 	marks := t.TempDir()
 	repo := newRepo(t, map[string]string{"a.txt": "a\n", "b.bin": "b\n", ".gitattributes": "*.txt filter=evil diff=evil merge=evil\n*.bin filter=inc\n"})
-	gitIn(t, repo, "config", "core.fsmonitor", planted(t, marks, "fsmonitor"))
-	gitIn(t, repo, "config", "filter.evil.clean", planted(t, marks, "clean"))
-	gitIn(t, repo, "config", "filter.evil.smudge", planted(t, marks, "smudge"))
-	gitIn(t, repo, "config", "filter.evil.required", "true")
-	gitIn(t, repo, "config", "diff.evil.textconv", planted(t, marks, "textconv"))
-	gitIn(t, repo, "config", "diff.evil.command", planted(t, marks, "diffcommand"))
-	gitIn(t, repo, "config", "merge.evil.driver", planted(t, marks, "mergedriver"))
-	gitIn(t, repo, "config", "diff.external", planted(t, marks, "extdiff"))
-	gitIn(t, repo, "config", "credential.helper", "!"+planted(t, marks, "credential"))
-	gitIn(t, repo, "config", "core.sshCommand", planted(t, marks, "ssh"))
-	gitIn(t, repo, "config", "core.pager", planted(t, marks, "pager"))
-	gitIn(t, repo, "config", "core.editor", planted(t, marks, "editor"))
-	gitIn(t, repo, "config", "gpg.program", planted(t, marks, "gpg"))
-	gitIn(t, repo, "config", "commit.gpgSign", "true")
+	gittest.Git(t, repo, "config", "core.fsmonitor", planted(t, marks, "fsmonitor"))
+	gittest.Git(t, repo, "config", "filter.evil.clean", planted(t, marks, "clean"))
+	gittest.Git(t, repo, "config", "filter.evil.smudge", planted(t, marks, "smudge"))
+	gittest.Git(t, repo, "config", "filter.evil.required", "true")
+	gittest.Git(t, repo, "config", "diff.evil.textconv", planted(t, marks, "textconv"))
+	gittest.Git(t, repo, "config", "diff.evil.command", planted(t, marks, "diffcommand"))
+	gittest.Git(t, repo, "config", "merge.evil.driver", planted(t, marks, "mergedriver"))
+	gittest.Git(t, repo, "config", "diff.external", planted(t, marks, "extdiff"))
+	gittest.Git(t, repo, "config", "credential.helper", "!"+planted(t, marks, "credential"))
+	gittest.Git(t, repo, "config", "core.sshCommand", planted(t, marks, "ssh"))
+	gittest.Git(t, repo, "config", "core.pager", planted(t, marks, "pager"))
+	gittest.Git(t, repo, "config", "core.editor", planted(t, marks, "editor"))
+	gittest.Git(t, repo, "config", "gpg.program", planted(t, marks, "gpg"))
+	gittest.Git(t, repo, "config", "commit.gpgSign", "true")
 	// A configuration file the repository's includes: read as its own.
 	inc := filepath.Join(repo, ".git", "more.cfg")
 	writeFile(t, inc, "[filter \"inc\"]\n\tclean = "+planted(t, marks, "included-clean")+"\n\tprocess = "+planted(t, marks, "included-process")+"\n")
-	gitIn(t, repo, "config", "include.path", inc)
+	gittest.Git(t, repo, "config", "include.path", inc)
 	for _, h := range []string{"post-checkout", "reference-transaction", "pre-commit", "commit-msg", "post-commit", "pre-auto-gc", "post-index-change"} {
 		plantHook(t, filepath.Join(repo, ".git", "hooks"), marks, h)
 	}
 	// Even the hooks directory the repository names is not used.
-	gitIn(t, repo, "config", "core.hooksPath", filepath.Join(repo, ".githooks"))
+	gittest.Git(t, repo, "config", "core.hooksPath", filepath.Join(repo, ".githooks"))
 	plantHook(t, filepath.Join(repo, ".githooks"), marks, "post-checkout")
 
 	r := open(t, repo)
@@ -94,7 +95,7 @@ func TestRepositoryConfigRunsNothing(t *testing.T) {
 	if !out.Committed || out.Stat.Files != 3 {
 		t.Errorf("Settle = %+v, want the three files committed", out)
 	}
-	if author := gitIn(t, tr.Dir, "log", "-1", "--format=%an"); author != "Tester" {
+	if author := gittest.Git(t, tr.Dir, "log", "-1", "--format=%an"); author != "Tester" {
 		t.Errorf("the commit's author is %q, want the user's own Tester", author)
 	}
 	if _, err := r.IsAncestor(ctx, out.Head, out.Head); err != nil {
@@ -117,11 +118,11 @@ func TestUsersOwnFilterStillRuns(t *testing.T) {
 	isolateGit(t)
 	marks := t.TempDir()
 	global := os.Getenv("GIT_CONFIG_GLOBAL")
-	gitIn(t, t.TempDir(), "config", "--file", global, "filter.mine.smudge", planted(t, marks, "smudge"))
-	gitIn(t, t.TempDir(), "config", "--file", global, "filter.mine.clean", "cat")
+	gittest.Git(t, t.TempDir(), "config", "--file", global, "filter.mine.smudge", planted(t, marks, "smudge"))
+	gittest.Git(t, t.TempDir(), "config", "--file", global, "filter.mine.clean", "cat")
 	repo := newRepo(t, map[string]string{"a.txt": "a\n", ".gitattributes": "*.txt filter=mine\n"})
 	// The repository's attempt to take the user's filter over is ignored.
-	gitIn(t, repo, "config", "filter.mine.smudge", planted(t, marks, "repo-smudge"))
+	gittest.Git(t, repo, "config", "filter.mine.smudge", planted(t, marks, "repo-smudge"))
 	tr := add(t, open(t, repo), t.TempDir(), "w")
 	if got := readFile(t, filepath.Join(tr.Dir, "a.txt")); got != "a\n" {
 		t.Errorf("a.txt = %q", got)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -27,32 +26,19 @@ func isolateGit(t *testing.T) {
 	}
 }
 
-// gitIn runs git in dir and returns its trimmed output, failing the test
-// on an error.
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // newRepo makes a repository with one commit holding files, as its own
 // user (name "Tester").
 func newRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	gitIn(t, dir, "init", "-q", "-b", "main")
-	gitIn(t, dir, "config", "user.name", "Tester")
-	gitIn(t, dir, "config", "user.email", "tester@example.com")
+	gittest.Git(t, dir, "init", "-q", "-b", "main")
+	gittest.Git(t, dir, "config", "user.name", "Tester")
+	gittest.Git(t, dir, "config", "user.email", "tester@example.com")
 	for name, text := range files {
 		writeFile(t, filepath.Join(dir, name), text)
 	}
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-q", "-m", "first")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "first")
 	return dir
 }
 
@@ -101,8 +87,8 @@ func add(t *testing.T, r *worktree.Repo, parent, name string) *worktree.Tree {
 // mainState is what must not change in the main checkout.
 func mainState(t *testing.T, dir string) string {
 	t.Helper()
-	return gitIn(t, dir, "rev-parse", "HEAD") + "\n" + gitIn(t, dir, "symbolic-ref", "-q", "--short", "HEAD") + "\n" +
-		gitIn(t, dir, "status", "--porcelain", "--untracked-files=all")
+	return gittest.Git(t, dir, "rev-parse", "HEAD") + "\n" + gittest.Git(t, dir, "symbolic-ref", "-q", "--short", "HEAD") + "\n" +
+		gittest.Git(t, dir, "status", "--porcelain", "--untracked-files=all")
 }
 
 func TestUnchangedWorktreeIsRemovedWithItsBranch(t *testing.T) {
@@ -139,10 +125,10 @@ func TestUnchangedWorktreeIsRemovedWithItsBranch(t *testing.T) {
 	if _, err := os.Stat(tr.Dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the worktree directory is still there: %v", err)
 	}
-	if got := gitIn(t, repo, "branch", "--list", "dynworkflow/*"); got != "" {
+	if got := gittest.Git(t, repo, "branch", "--list", "dynworkflow/*"); got != "" {
 		t.Fatalf("branches left behind: %s", got)
 	}
-	if got := gitIn(t, repo, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
+	if got := gittest.Git(t, repo, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
 		t.Fatalf("worktrees left behind:\n%s", got)
 	}
 }
@@ -151,8 +137,8 @@ func TestSettleCommitsEditsAndUntrackedFiles(t *testing.T) {
 	isolateGit(t)
 	// The user has no identity at all: not in the repository either.
 	repo := newRepo(t, map[string]string{"a.txt": "a\n", "c.txt": "c\n"})
-	gitIn(t, repo, "config", "--unset", "user.name")
-	gitIn(t, repo, "config", "--unset", "user.email")
+	gittest.Git(t, repo, "config", "--unset", "user.name")
+	gittest.Git(t, repo, "config", "--unset", "user.email")
 	before := mainState(t, repo)
 	r := open(t, repo)
 	tr := add(t, r, filepath.Join(t.TempDir(), "run1"), "writer")
@@ -173,16 +159,16 @@ func TestSettleCommitsEditsAndUntrackedFiles(t *testing.T) {
 	if out.Stat != want {
 		t.Errorf("stat %+v, want %+v", out.Stat, want)
 	}
-	if got := gitIn(t, repo, "rev-parse", "refs/heads/"+tr.Branch); got != out.Head {
+	if got := gittest.Git(t, repo, "rev-parse", "refs/heads/"+tr.Branch); got != out.Head {
 		t.Errorf("branch at %s, want the new commit %s", got, out.Head)
 	}
-	if got := gitIn(t, repo, "rev-parse", out.Head+"^"); got != tr.Base {
+	if got := gittest.Git(t, repo, "rev-parse", out.Head+"^"); got != tr.Base {
 		t.Errorf("the commit's parent is %s, want the base %s", got, tr.Base)
 	}
-	if got := gitIn(t, repo, "show", out.Head+":new/n.txt"); got != "new" {
+	if got := gittest.Git(t, repo, "show", out.Head+":new/n.txt"); got != "new" {
 		t.Errorf("the untracked file was not committed: %q", got)
 	}
-	if got := gitIn(t, repo, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s", out.Head); got !=
+	if got := gittest.Git(t, repo, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s", out.Head); got !=
 		"dynworkflow <dynworkflow@localhost>|dynworkflow <dynworkflow@localhost>|dynworkflow: edits of writer" {
 		t.Errorf("commit identity and message: %s", got)
 	}
@@ -203,7 +189,7 @@ func TestSettleUsesTheUsersIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := gitIn(t, repo, "log", "-1", "--format=%an <%ae>", out.Head); got != "Tester <tester@example.com>" {
+	if got := gittest.Git(t, repo, "log", "-1", "--format=%an <%ae>", out.Head); got != "Tester <tester@example.com>" {
 		t.Errorf("author %s, want the configured user", got)
 	}
 }
@@ -216,17 +202,17 @@ func TestSettleKeepsWhatTheAgentCommittedAndWhereItWent(t *testing.T) {
 	}{
 		{"committed on its branch", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "x.txt"), "x\n")
-			gitIn(t, dir, "add", "x.txt")
-			gitIn(t, dir, "commit", "-q", "-m", "agent commit")
+			gittest.Git(t, dir, "add", "x.txt")
+			gittest.Git(t, dir, "commit", "-q", "-m", "agent commit")
 		}},
 		{"detached and committed", func(t *testing.T, dir string) {
-			gitIn(t, dir, "checkout", "-q", "--detach")
+			gittest.Git(t, dir, "checkout", "-q", "--detach")
 			writeFile(t, filepath.Join(dir, "x.txt"), "x\n")
-			gitIn(t, dir, "add", "x.txt")
-			gitIn(t, dir, "commit", "-q", "-m", "agent commit")
+			gittest.Git(t, dir, "add", "x.txt")
+			gittest.Git(t, dir, "commit", "-q", "-m", "agent commit")
 		}},
 		{"switched to its own branch and left edits", func(t *testing.T, dir string) {
-			gitIn(t, dir, "checkout", "-q", "-b", "agent-branch")
+			gittest.Git(t, dir, "checkout", "-q", "-b", "agent-branch")
 			writeFile(t, filepath.Join(dir, "x.txt"), "x\n")
 		}},
 	}
@@ -242,10 +228,10 @@ func TestSettleKeepsWhatTheAgentCommittedAndWhereItWent(t *testing.T) {
 			if !out.Changed || out.Stat.Files != 1 {
 				t.Fatalf("Settle = %+v, want one changed file", out)
 			}
-			if got := gitIn(t, repo, "show", tr.Branch+":x.txt"); got != "x" {
+			if got := gittest.Git(t, repo, "show", tr.Branch+":x.txt"); got != "x" {
 				t.Fatalf("x.txt on %s = %q", tr.Branch, got)
 			}
-			if got := gitIn(t, tr.Dir, "symbolic-ref", "--short", "HEAD"); got != tr.Branch {
+			if got := gittest.Git(t, tr.Dir, "symbolic-ref", "--short", "HEAD"); got != tr.Branch {
 				t.Fatalf("the worktree is on %q, want %q", got, tr.Branch)
 			}
 		})
@@ -289,7 +275,7 @@ func TestParallelAddsGetDistinctNames(t *testing.T) {
 func TestAddSkipsABranchThatExists(t *testing.T) {
 	isolateGit(t)
 	repo := newRepo(t, map[string]string{"a.txt": "a\n"})
-	gitIn(t, repo, "branch", "dynworkflow/run1/w")
+	gittest.Git(t, repo, "branch", "dynworkflow/run1/w")
 	tr := add(t, open(t, repo), t.TempDir(), "w")
 	if tr.Branch != "dynworkflow/run1/w-2" || filepath.Base(tr.Dir) != "w-2" {
 		t.Fatalf("branch %s dir %s, want w-2 for both", tr.Branch, tr.Dir)
@@ -317,12 +303,12 @@ func TestOpenAndHeadErrors(t *testing.T) {
 		t.Errorf("Open outside a repository: %v, want ErrNotRepository", err)
 	}
 	empty := t.TempDir()
-	gitIn(t, empty, "init", "-q")
+	gittest.Git(t, empty, "init", "-q")
 	if _, err := open(t, empty).Head(ctx); !errors.Is(err, worktree.ErrNoCommit) {
 		t.Errorf("Head of an empty repository: %v, want ErrNoCommit", err)
 	}
 	bare := t.TempDir()
-	gitIn(t, bare, "init", "-q", "--bare")
+	gittest.Git(t, bare, "init", "-q", "--bare")
 	if _, err := worktree.Open(ctx, bare); !errors.Is(err, worktree.ErrNotRepository) {
 		t.Errorf("Open in a bare repository: %v, want ErrNotRepository", err)
 	}
@@ -393,7 +379,7 @@ func TestBranchHeadsAndAncestry(t *testing.T) {
 	if ok, err := r.IsAncestor(ctx, out.Head, "HEAD"); err != nil || ok {
 		t.Fatalf("unmerged branch: IsAncestor = %v, %v", ok, err)
 	}
-	gitIn(t, repo, "merge", "-q", "--no-edit", tr.Branch)
+	gittest.Git(t, repo, "merge", "-q", "--no-edit", tr.Branch)
 	if ok, err := r.IsAncestor(ctx, out.Head, "HEAD"); err != nil || !ok {
 		t.Fatalf("merged branch: IsAncestor = %v, %v", ok, err)
 	}
@@ -458,7 +444,7 @@ func TestConcurrentAddsAndRemovals(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if got := gitIn(t, repo, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
+	if got := gittest.Git(t, repo, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
 		t.Errorf("worktrees left:\n%s", got)
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
