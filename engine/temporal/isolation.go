@@ -33,13 +33,15 @@ import (
 
 // attemptTree is the worktree of one attempt of an isolated call.
 type attemptTree struct {
-	spec   engine.IsolationSpec
-	iso    *engine.Isolated
-	record string // the worktree's record beside it
+	spec engine.IsolationSpec
+	iso  *engine.Isolated
 	// earlier are the worktrees of earlier attempts of the call, lost with
 	// their workers, settled before this attempt began.
 	earlier []engine.Worktree
 }
+
+// record is where the attempt's worktree is recorded while it runs.
+func (t *attemptTree) record() string { return engine.AttemptRecord(t.iso.Info().Dir) }
 
 // isolate makes the worktree an attempt runs in, on this worker, after
 // settling what attempts lost with their workers left. Its error is the
@@ -65,8 +67,7 @@ func (a *Activities) isolate(ctx context.Context, runID string, in AgentInput) (
 		t.iso, err = engine.Isolate(ctx, repo, t.spec)
 	}
 	if err == nil {
-		t.record = engine.AttemptRecord(t.iso.Info().Dir)
-		err = writeTreeRecord(t.record, t.iso.Info())
+		err = writeTreeRecord(t.record(), t.iso.Info())
 		if err != nil {
 			_ = t.iso.Remove(ctx, t.iso.Info().Base)
 		}
@@ -93,7 +94,7 @@ func (a *Activities) settle(ctx context.Context, t *attemptTree, interrupted boo
 	// Settled either way: a worktree whose edits could not be committed is
 	// kept as the agent left it, and info says why; no later attempt is to
 	// take it for a dead one's.
-	_ = os.Remove(t.record)
+	_ = os.Remove(t.record())
 	if err != nil {
 		a.Logger.Error("could not commit an isolated agent's edits; its worktree is kept as the agent left it",
 			"run", t.spec.RunID, "worktree", info.Dir, "err", err)
