@@ -167,6 +167,9 @@ func Run(ctx context.Context, spec Spec, onLine func(line []byte)) (Exit, error)
 // child is a started process and our ends of its pipes.
 type child struct {
 	p *os.Process
+	// exited becomes readable when p exits (see exitNotice); nil where
+	// the system cannot tell us.
+	exited *os.File
 	// in is the write end of its input, while we copy a large input to
 	// it; nil otherwise.
 	in *os.File
@@ -224,6 +227,7 @@ func start(spec Spec, stdout, stderr io.ReaderFrom) (*child, [2]uint64, error) {
 		closeAll(c.out, c.errs, c.in)
 		return nil, forked, err
 	}
+	c.exited = exitNotice(c.p.Pid)
 	go c.copy(stdout, c.out)
 	go c.copy(stderr, c.errs)
 	if c.in != nil {
@@ -248,6 +252,10 @@ func (c *child) copy(w io.ReaderFrom, r *os.File) {
 // its end, but no longer than grace: a process that escaped the child's
 // group could hold the pipes open. It closes our ends of the pipes.
 func (c *child) wait(grace time.Duration) (syscall.WaitStatus, error) {
+	if c.exited != nil {
+		awaitExit(c.exited)
+		c.exited.Close()
+	}
 	st, err := c.p.Wait()
 	var ws syscall.WaitStatus
 	if st != nil {

@@ -1,8 +1,13 @@
 package proc
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,5 +47,65 @@ func TestChildOutlivesItsStartersThread(t *testing.T) {
 	}
 	if err := s.p.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("the child is gone: %v", err)
+	}
+}
+
+// threads is the number of threads of this process.
+func threads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no Threads line in /proc/self/status")
+	return 0
+}
+
+// Children that run a while must not each hold one of our threads while
+// we wait for them: a run at concurrency 256 would keep 256 threads, each
+// with stacks the Go runtime never gives back.
+func TestWaitingForChildrenHoldsNoThreads(t *testing.T) {
+	const children = 32
+	reg := openRegistry(t)
+	before := threads(t)
+	release := filepath.Join(t.TempDir(), "release")
+	var started, done sync.WaitGroup
+	started.Add(children)
+	errs := make(chan error, children)
+	for range children {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			// Each child says it is up, then waits for the release file.
+			_, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c",
+				`echo up; while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", release}, Registry: reg},
+				func([]byte) { started.Done() })
+			errs <- err
+		}()
+	}
+	started.Wait()
+	during := threads(t)
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Spawner threads, a thread per CPU and a few the runtime keeps.
+	if limit := before + spawnThreads + runtime.GOMAXPROCS(0) + 4; during > limit {
+		t.Fatalf("%d threads while %d children ran (%d before): a thread per child waited for", during, children, before)
 	}
 }
