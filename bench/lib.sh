@@ -76,9 +76,16 @@ result() {
 }
 
 # write_fake_codex DIR: DIR/codex, the fake codex of the research
-# (bin-fast/codex): bash, no Node start-up, one answer per prompt.
+# (bin-fast/codex): bash, no Node start-up, one answer per prompt. With
+# FAKE=go, the same answers from a static Go binary (bench/cmd/fakecodex):
+# no shell to start, so the floor is lower and the runtime's own cost per
+# agent a larger share of the wall.
 write_fake_codex() {
 	mkdir -p "$1"
+	if [[ ${FAKE:-bash} == go ]]; then
+		(cd "$REPO" && CGO_ENABLED=0 go build -o "$1/codex" ./bench/cmd/fakecodex)
+		return
+	fi
 	cat >"$1/codex" <<'SH'
 #!/bin/bash
 if [ "$1" = "--version" ]; then echo "codex-cli 0.145.0 (fast-fake)"; exit 0; fi
