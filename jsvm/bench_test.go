@@ -73,6 +73,25 @@ return r.length`)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
 }
 
+// BenchmarkTextAnswer is what the host spends handing the script a text
+// answer of 100 KB (one op is one call): on Temporal, a worker does this
+// again for every answer each time it replays a run's history.
+func BenchmarkTextAnswer(b *testing.B) {
+	answer, _ := json.Marshal(strings.Repeat("a line of an agent's answer, with a \"quote\"\n", 2200))
+	s, err := load(okMeta + "return (await agent('x')).length")
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := langtest.NewEnv()
+	env.Answer = func(context.Context, langtest.Call) (json.RawMessage, error) { return answer, nil }
+	b.SetBytes(int64(len(answer)))
+	for b.Loop() {
+		if _, err := s.Run(context.Background(), env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRunEmpty is the fixed cost of a run: a fresh VM and the prelude.
 func BenchmarkRunEmpty(b *testing.B) {
 	s, err := load(okMeta + "return 1")

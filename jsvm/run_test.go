@@ -146,6 +146,39 @@ return [Array.isArray(r.items), r.items.map(i => i.file).join(','), r.ok === tru
 	}
 }
 
+// A text answer reaches the script as the string it encodes, whatever its
+// escapes, and an answer that is no JSON string is refused as before.
+func TestTextAnswers(t *testing.T) {
+	long := strings.Repeat("0123456789", 10_000)
+	tests := []struct{ name, answer, want string }{
+		{"plain", `"done"`, "done"},
+		{"long", `"` + long + `"`, long},
+		{"escapes", `"a\"b\\c\nd\te\/f"`, "a\"b\\c\nd\te/f"},
+		{"unicode escapes and a surrogate pair", `"caf\u00e9 \ud83d\ude00"`, "café 😀"},
+		{"UTF-8 as is", `"naïve ✓"`, "naïve ✓"},
+		{"surrounded by spaces", " \n\"x\" \n", "x"},
+		{"invalid UTF-8 becomes U+FFFD", "\"a\xffb\"", "a\ufffdb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := langtest.NewEnv()
+			env.Answer = func(context.Context, langtest.Call) (json.RawMessage, error) { return json.RawMessage(tt.answer), nil }
+			got := mustRun(t, env, "const a = await agent('x')\nreturn [typeof a, a]")
+			want, _ := json.Marshal([]string{"string", tt.want})
+			if got != string(want) {
+				t.Errorf("result = %.80s, want %.80s", got, want)
+			}
+		})
+	}
+	for _, bad := range []string{`"unterminated`, `"a" "b"`, `"raw` + "\n" + `newline"`} {
+		env := langtest.NewEnv()
+		env.Answer = func(context.Context, langtest.Call) (json.RawMessage, error) { return json.RawMessage(bad), nil }
+		if le := runError(t, env, "await agent('x')"); !strings.Contains(le.Message, "the engine answered with invalid JSON") {
+			t.Errorf("answer %q: error = %v", bad, le)
+		}
+	}
+}
+
 // errCoded is an engine error with a code, such as a budget error.
 type errCoded struct{ code string }
 
