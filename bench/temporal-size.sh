@@ -80,7 +80,7 @@ if [[ $(json_field status "$WORK/second.json") != completed ]]; then
 fi
 replayed=$(json_field replayed "$WORK/second.json")
 second_live=$(json_field live "$WORK/second.json")
-hist=$("$WORK/temporalhist" -address "$ADDRESS" -namespace "$NAMESPACE" -run "$id" -blobs "$STATE/blobs")
+hist=$(TEMPORALHIST_FAILURES=${TEMPORALHIST_FAILURES:-} "$WORK/temporalhist" -address "$ADDRESS" -namespace "$NAMESPACE" -run "$id" -blobs "$STATE/blobs")
 summary=$(head -n 1 <<<"$hist")
 echo "$hist" | tail -n +2 | sed 's/^/  /'
 
@@ -98,4 +98,7 @@ result "$N × $SIZE B: history events per call" "$(per "$(field history_events "
 result "$N × $SIZE B: history bytes per call" "$(per "$(field history_bytes "$summary")" "$N")" B -
 result "$N × $SIZE B: largest execution's history" "$(per "$(field max_execution_bytes "$summary")" 1048576)" MB "<50"
 result "$N × $SIZE B: largest execution's events" "$(field max_execution_events "$summary")" - "<51200"
+result "$N × $SIZE B: workflow tasks" "$(field workflow_tasks "$summary")" - -
+result "$N × $SIZE B: workflow tasks a worker took up after another (each replays the history)" "$(field workflow_task_moves "$summary")" - -
+result "$N × $SIZE B: workflow tasks timed out" "$(field workflow_task_timeouts "$summary")" - -
 result "$N × $SIZE B: blob store" "$(per "$(field blob_bytes "$summary")" 1048576)" MB -

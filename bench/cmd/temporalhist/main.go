@@ -7,6 +7,13 @@
 //	temporalhist -address HOST:PORT -namespace NS -run RUN_ID [-blobs DIR]
 //
 // With -blobs it also counts the files and bytes of the blob store.
+//
+// It also counts the workflow tasks of every execution, and how many a
+// worker took up after another worker had taken the one before
+// (workflow_task_moves): each such task replays the execution's history
+// from its start on a worker that did not have it cached, which is work
+// that grows with the run. Tasks that timed out (a sticky worker too busy
+// to start one in time) are counted too.
 package main
 
 import (
@@ -19,6 +26,7 @@ import (
 	"slices"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -41,9 +49,15 @@ func main() {
 	}
 	defer c.Close()
 	type execution struct {
-		start  time.Time
-		events int64
-		bytes  int64
+		start    time.Time
+		runID    string
+		events   int64
+		bytes    int64
+		tasks    int
+		moves    int
+		timeouts int
+		failures int
+		normal   int
 	}
 	var execs []execution
 	var token []byte
@@ -55,7 +69,8 @@ func main() {
 			fail(err)
 		}
 		for _, e := range resp.GetExecutions() {
-			execs = append(execs, execution{start: e.GetStartTime().AsTime(), events: e.GetHistoryLength(), bytes: e.GetHistorySizeBytes()})
+			execs = append(execs, execution{start: e.GetStartTime().AsTime(), runID: e.GetExecution().GetRunId(),
+				events: e.GetHistoryLength(), bytes: e.GetHistorySizeBytes()})
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
 			break
@@ -65,13 +80,47 @@ func main() {
 		fail(fmt.Errorf("no execution of %s", *runID))
 	}
 	slices.SortFunc(execs, func(a, b execution) int { return a.start.Compare(b.start) })
+	for i := range execs {
+		e := &execs[i]
+		last := ""
+		it := c.GetWorkflowHistory(ctx, *runID, e.runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				fail(err)
+			}
+			switch ev.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+				e.tasks++
+				who := ev.GetWorkflowTaskStartedEventAttributes().GetIdentity()
+				if last != "" && who != last {
+					e.moves++
+				}
+				last = who
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+				if ev.GetWorkflowTaskScheduledEventAttributes().GetTaskQueue().GetKind() == enumspb.TASK_QUEUE_KIND_NORMAL {
+					e.normal++
+				}
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+				e.timeouts++
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+				e.failures++
+				if os.Getenv("TEMPORALHIST_FAILURES") != "" {
+					a := ev.GetWorkflowTaskFailedEventAttributes()
+					fmt.Fprintf(os.Stderr, "failed task: %s: %.300s\n", a.GetCause(), a.GetFailure().GetMessage())
+				}
+			}
+		}
+	}
 	var events, bytes, maxEvents, maxBytes int64
+	tasks, moves, timeouts := 0, 0, 0
 	for _, e := range execs {
+		tasks, moves, timeouts = tasks+e.tasks, moves+e.moves, timeouts+e.timeouts
 		events, bytes = events+e.events, bytes+e.bytes
 		maxEvents, maxBytes = max(maxEvents, e.events), max(maxBytes, e.bytes)
 	}
-	line := fmt.Sprintf("executions=%d history_events=%d history_bytes=%d max_execution_events=%d max_execution_bytes=%d",
-		len(execs), events, bytes, maxEvents, maxBytes)
+	line := fmt.Sprintf("executions=%d history_events=%d history_bytes=%d max_execution_events=%d max_execution_bytes=%d workflow_tasks=%d workflow_task_moves=%d workflow_task_timeouts=%d",
+		len(execs), events, bytes, maxEvents, maxBytes, tasks, moves, timeouts)
 	if *blobDir != "" {
 		files, size := 0, int64(0)
 		_ = filepath.WalkDir(*blobDir, func(_ string, d fs.DirEntry, err error) error {
@@ -87,7 +136,8 @@ func main() {
 	}
 	fmt.Println(line)
 	for i, e := range execs {
-		fmt.Printf("execution=%d events=%d bytes=%d\n", i, e.events, e.bytes)
+		fmt.Printf("execution=%d events=%d bytes=%d workflow_tasks=%d workflow_task_moves=%d workflow_task_timeouts=%d workflow_task_failures=%d workflow_tasks_on_the_normal_queue=%d\n",
+			i, e.events, e.bytes, e.tasks, e.moves, e.timeouts, e.failures, e.normal)
 	}
 }
 
