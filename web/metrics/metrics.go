@@ -19,7 +19,7 @@
 package metrics
 
 import (
-	"bufio"
+	"bytes"
 	"net/http"
 	"sync"
 	"time"
@@ -118,17 +118,19 @@ func (m *Metrics) StreamClients(n func() int64) {
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		var buf bytes.Buffer
+		m.write(&buf)
 		w.Header().Set("Content-Type", contentType)
-		bw := bufio.NewWriter(w)
-		m.write(bw)
-		_ = bw.Flush()
+		_, _ = w.Write(buf.Bytes())
 	})
 }
 
-// write writes every family. The figures read from elsewhere (runs, event
-// streams, the process) are read outside the lock, which the counting
-// of every event takes.
-func (m *Metrics) write(w *bufio.Writer) {
+// write writes every family into memory, never to the network: the lock
+// it takes is the one every event's counting takes, on the goroutine that
+// publishes the engine's events, and a slow scraper must not hold them up.
+// The figures read from elsewhere (runs, event streams, the process) are
+// read outside the lock.
+func (m *Metrics) write(w *bytes.Buffer) {
 	m.mu.Lock()
 	runs, streamClients := m.runs, m.streamClients
 	for _, c := range []*counterVec{m.started, m.finished, m.failed, m.retried, m.replayed, m.tokens, m.cost} {
@@ -155,7 +157,7 @@ func (m *Metrics) write(w *bufio.Writer) {
 var statusLabel = []string{"status"}
 
 // writeGauge writes a gauge family of one series without labels.
-func writeGauge(w *bufio.Writer, name, help string, v float64) {
+func writeGauge(w *bytes.Buffer, name, help string, v float64) {
 	writeHeader(w, name, help, "gauge")
 	writeSample(w, name, nil, nil, "", "", v)
 }

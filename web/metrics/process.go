@@ -1,7 +1,7 @@
 package metrics
 
 import (
-	"bufio"
+	"bytes"
 	"runtime"
 	"runtime/metrics"
 )
@@ -10,7 +10,7 @@ import (
 // client_golang's default collectors give them, so that dashboards built
 // for any Go service read them, and then the process's own (process_*,
 // where the system tells them).
-func writeProcess(w *bufio.Writer) {
+func writeProcess(w *bytes.Buffer) {
 	samples := []metrics.Sample{
 		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/total:bytes"},

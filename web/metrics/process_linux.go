@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"strconv"
@@ -16,7 +15,7 @@ const userHZ = 100
 // writeSystem writes the process's figures as Linux tells them in /proc:
 // CPU time, memory, threads, descriptors and start time. A figure that
 // cannot be read is left out rather than written as zero.
-func writeSystem(w *bufio.Writer) {
+func writeSystem(w *bytes.Buffer) {
 	if f, ok := procStat(); ok {
 		writeHeader(w, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", "counter")
 		writeSample(w, "process_cpu_seconds_total", nil, nil, "", "", float64(f.utime+f.stime)/userHZ)

@@ -1,7 +1,7 @@
 package metrics
 
 import (
-	"bufio"
+	"bytes"
 	"math"
 	"slices"
 	"strconv"
@@ -43,7 +43,7 @@ func (c *counterVec) add(v float64, values ...string) {
 	s.v += v
 }
 
-func (c *counterVec) write(w *bufio.Writer) {
+func (c *counterVec) write(w *bytes.Buffer) {
 	writeHeader(w, c.name, c.help, "counter")
 	for _, k := range sortedKeys(c.series) {
 		s := c.series[k]
@@ -83,7 +83,7 @@ func (h *histogramVec) observe(v float64, values ...string) {
 	s.sum += v
 }
 
-func (h *histogramVec) write(w *bufio.Writer) {
+func (h *histogramVec) write(w *bytes.Buffer) {
 	writeHeader(w, h.name, h.help, "histogram")
 	for _, k := range sortedKeys(h.series) {
 		s := h.series[k]
@@ -114,7 +114,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func writeHeader(w *bufio.Writer, name, help, typ string) {
+func writeHeader(w *bytes.Buffer, name, help, typ string) {
 	w.WriteString("# HELP ")
 	w.WriteString(name)
 	w.WriteByte(' ')
@@ -127,7 +127,7 @@ func writeHeader(w *bufio.Writer, name, help, typ string) {
 }
 
 // writeSample writes one series line: name{labels="values",extra="value"} v.
-func writeSample(w *bufio.Writer, name string, labels, values []string, extra, extraValue string, v float64) {
+func writeSample(w *bytes.Buffer, name string, labels, values []string, extra, extraValue string, v float64) {
 	w.WriteString(name)
 	if len(labels) > 0 || extra != "" {
 		w.WriteByte('{')
@@ -150,7 +150,7 @@ func writeSample(w *bufio.Writer, name string, labels, values []string, extra, e
 	w.WriteByte('\n')
 }
 
-func writeLabel(w *bufio.Writer, name, value string) {
+func writeLabel(w *bytes.Buffer, name, value string) {
 	w.WriteString(name)
 	w.WriteString(`="`)
 	w.WriteString(escape(value, true))
