@@ -104,8 +104,11 @@ func TestWaitingForChildrenHoldsNoThreads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Spawner threads, a thread per CPU and a few the runtime keeps.
-	if limit := before + spawnThreads + runtime.GOMAXPROCS(0) + 4; during > limit {
+	// Waiting with a thread per child took at least one more thread per
+	// child. A burst of starts on a loaded machine may still make the
+	// runtime start a few threads for system calls that block, and keep
+	// them: half a thread per child is far from either.
+	if limit := before + children/2; during > limit {
 		t.Fatalf("%d threads while %d children ran (%d before): a thread per child waited for", during, children, before)
 	}
 }
