@@ -332,12 +332,30 @@ func (v *progressView) logLine(text string) {
 	}
 }
 
-// note prints a line from the CLI itself.
+// note prints a line from the CLI itself. On a terminal a long one is
+// wrapped between words, its later lines indented under the first: the
+// terminal would cut it anywhere, a flag's or a file's name included.
 func (v *progressView) note(msg string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.printLocked(line{{"» " + msg, styleDim}})
+	if !v.live {
+		v.printLocked(line{{"» " + msg, styleDim}})
+		return
+	}
+	if v.width <= 0 {
+		v.measureLocked()
+	}
+	for i, part := range wrapText(msg, v.width-3, maxNoteLines) {
+		prefix := "  "
+		if i == 0 {
+			prefix = "» "
+		}
+		v.printLocked(line{{prefix + part, styleDim}})
+	}
 }
+
+// maxNoteLines bounds a note on a terminal; what is left is cut with "…".
+const maxNoteLines = 8
 
 // printLocked prints l above the live region.
 func (v *progressView) printLocked(l line) {

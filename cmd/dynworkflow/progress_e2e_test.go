@@ -374,13 +374,45 @@ func TestPhaseHeadersFromAgentOptions(t *testing.T) {
 		}
 	}
 	assertOrder(t, lines, "── Review", "── Verify")
+	if len(term.wraps) > 0 {
+		t.Errorf("%d lines were wider than the terminal, first: %q", len(term.wraps), term.wraps[0])
+	}
 
 	r := e.DW("run", "lenses.workflow.js")
 	e2etest.ExpectCode(t, r, 0)
 	plain := strings.Split(r.Stderr, "\n")
+	// The note that the answers are simulated is longer than the
+	// terminal is wide: there it is wrapped between words, not cut by
+	// the terminal in the middle of a name; in a log file it is one line.
+	want := noteText(plain, "» simulated answers")
+	if len(want) <= 80 {
+		t.Fatalf("the simulated-answers note in a log file: %q", want)
+	}
+	if got := noteText(lines, "» simulated answers"); got != want {
+		t.Errorf("the simulated-answers note reads %q on the terminal, want %q:\n%s", got, want, strings.Join(lines, "\n"))
+	}
 	for _, h := range []string{"── Review", "── Verify"} {
 		if n := countEqual(plain, h); n != 1 {
 			t.Errorf("%q shows %d times in a log file, want once:\n%s", h, n, r.Stderr)
 		}
 	}
+}
+
+// noteText joins the lines of the note that starts with start: its first
+// line and the indented ones under it, without the "» ".
+func noteText(lines []string, start string) string {
+	for i, l := range lines {
+		if !strings.HasPrefix(l, start) {
+			continue
+		}
+		parts := []string{strings.TrimPrefix(l, "» ")}
+		for _, next := range lines[i+1:] {
+			if !strings.HasPrefix(next, "  ") || strings.HasPrefix(next, "   ") {
+				break
+			}
+			parts = append(parts, strings.TrimSpace(next))
+		}
+		return strings.Join(parts, " ")
+	}
+	return ""
 }
