@@ -21,7 +21,7 @@ func writeSystem(w *bytes.Buffer) {
 		writeSample(w, "process_cpu_seconds_total", nil, nil, "", "", float64(f.utime+f.stime)/userHZ)
 		writeGauge(w, "process_resident_memory_bytes", "Resident memory size in bytes.", float64(f.rss*uint64(os.Getpagesize())))
 		writeGauge(w, "process_virtual_memory_bytes", "Virtual memory size in bytes.", float64(f.vsize))
-		writeGauge(w, "go_threads", "Number of OS threads created.", float64(f.threads))
+		writeGauge(w, "go_threads", "Number of OS threads of the process.", float64(f.threads))
 		if boot, ok := bootTime(); ok {
 			writeGauge(w, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
 				float64(boot)+float64(f.start)/userHZ)
