@@ -20,7 +20,9 @@ package metrics
 
 import (
 	"bytes"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -144,7 +146,7 @@ func (m *Metrics) write(w *bytes.Buffer) {
 	if runs != nil {
 		byStatus := runs()
 		writeHeader(w, "dynworkflow_runs", "Runs of the project by status, as the runtime lists them.", "gauge")
-		for _, status := range sortedKeys(byStatus) {
+		for _, status := range slices.Sorted(maps.Keys(byStatus)) {
 			writeSample(w, "dynworkflow_runs", statusLabel, []string{status}, "", "", float64(byStatus[status]))
 		}
 	}

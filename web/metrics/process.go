@@ -6,10 +6,11 @@ import (
 	"runtime/metrics"
 )
 
-// writeProcess writes the Go runtime's figures under the names
-// client_golang's default collectors give them, so that dashboards built
-// for any Go service read them, and then the process's own (process_*,
-// where the system tells them).
+// writeProcess writes the Go runtime's figures, under the names
+// client_golang's default collectors give them where they have one (all
+// but go_gc_cycles_total), so that dashboards built for any Go service
+// read them, and then the process's own (process_*, where the system
+// tells them).
 func writeProcess(w *bytes.Buffer) {
 	samples := []metrics.Sample{
 		{Name: "/memory/classes/heap/objects:bytes"},

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -45,7 +46,7 @@ func (c *counterVec) add(v float64, values ...string) {
 
 func (c *counterVec) write(w *bytes.Buffer) {
 	writeHeader(w, c.name, c.help, "counter")
-	for _, k := range sortedKeys(c.series) {
+	for _, k := range slices.Sorted(maps.Keys(c.series)) {
 		s := c.series[k]
 		writeSample(w, c.name, c.labels, s.values, "", "", s.v)
 	}
@@ -85,7 +86,7 @@ func (h *histogramVec) observe(v float64, values ...string) {
 
 func (h *histogramVec) write(w *bytes.Buffer) {
 	writeHeader(w, h.name, h.help, "histogram")
-	for _, k := range sortedKeys(h.series) {
+	for _, k := range slices.Sorted(maps.Keys(h.series)) {
 		s := h.series[k]
 		var cumulative uint64
 		for i, n := range s.counts {
@@ -104,15 +105,6 @@ func (h *histogramVec) write(w *bytes.Buffer) {
 // seriesKey joins label values with a byte no UTF-8 text holds, so that
 // ("a b", "c") and ("a", "b c") stay apart.
 func seriesKey(values []string) string { return strings.Join(values, "\xff") }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
 
 func writeHeader(w *bytes.Buffer, name, help, typ string) {
 	w.WriteString("# HELP ")
