@@ -86,3 +86,5 @@ require (
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/text v0.41.0
 )
+
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./internal/third_party/jsonschema
