@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,30 +31,33 @@ func IsUnreachable(msg string) bool {
 	return false
 }
 
-// Reset hints as providers and CLIs word them: "retry after 5s", "Retry-After:
-// 5", "resets in 2m", "try again in 4 days 2 hours 3 minutes", "try again
-// in 20 seconds", and Claude's "usage limit reached|1717430400" (the reset
-// as a Unix time).
-var (
-	hintIn    = regexp.MustCompile(`(?i)(?:retry[- ]after:?|resets? in|try again in|retry in|wait)\s+((?:\d+(?:\.\d+)?\s*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\b[\s,and]*)+)`)
-	hintBare  = regexp.MustCompile(`(?i)retry[- ]after:?\s+(\d+)\b`)
-	hintPart  = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\b`)
-	hintEpoch = regexp.MustCompile(`\|(\d{10})\b`)
-)
+// resetHints are the reset hints as providers and CLIs word them: "retry
+// after 5s", "Retry-After: 5", "resets in 2m", "try again in 4 days 2 hours
+// 3 minutes", "try again in 20 seconds", and Claude's "usage limit
+// reached|1717430400" (the reset as a Unix time). They are compiled on the
+// first rate limit, not in every process's start-up.
+var resetHints = sync.OnceValue(func() (h struct{ in, bare, part, epoch *regexp.Regexp }) {
+	h.in = regexp.MustCompile(`(?i)(?:retry[- ]after:?|resets? in|try again in|retry in|wait)\s+((?:\d+(?:\.\d+)?\s*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\b[\s,and]*)+)`)
+	h.bare = regexp.MustCompile(`(?i)retry[- ]after:?\s+(\d+)\b`)
+	h.part = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\b`)
+	h.epoch = regexp.MustCompile(`\|(\d{10})\b`)
+	return h
+})
 
 // ResetHint is how long a rate-limit message says to wait before the
 // quota resets, or 0 when it does not say. now anchors a reset given as a
 // point in time.
 func ResetHint(msg string, now time.Time) time.Duration {
-	if m := hintEpoch.FindStringSubmatch(msg); m != nil {
+	hints := resetHints()
+	if m := hints.epoch.FindStringSubmatch(msg); m != nil {
 		sec, _ := strconv.ParseInt(m[1], 10, 64)
 		if d := time.Unix(sec, 0).Sub(now); d > 0 {
 			return d
 		}
 	}
-	if m := hintIn.FindStringSubmatch(msg); m != nil {
+	if m := hints.in.FindStringSubmatch(msg); m != nil {
 		var total time.Duration
-		for _, p := range hintPart.FindAllStringSubmatch(m[1], -1) {
+		for _, p := range hints.part.FindAllStringSubmatch(m[1], -1) {
 			n, _ := strconv.ParseFloat(p[1], 64)
 			total += time.Duration(n * float64(unit(p[2])))
 		}
@@ -61,7 +65,7 @@ func ResetHint(msg string, now time.Time) time.Duration {
 			return total
 		}
 	}
-	if m := hintBare.FindStringSubmatch(msg); m != nil {
+	if m := hints.bare.FindStringSubmatch(msg); m != nil {
 		// Retry-After's own form: a number of seconds.
 		n, _ := strconv.Atoi(m[1])
 		return time.Duration(n) * time.Second
