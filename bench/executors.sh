@@ -15,7 +15,8 @@
 # rounds. BEFORE=REV (a git revision) adds the dynworkflow built from REV
 # to every round, to measure a change side by side; PEER=0 leaves out the
 # Node runtime (installed by this script with npm into its temporary
-# folder). FAKE=go spawns a compiled fake codex instead of the bash one
+# folder). The fake codex is a compiled one (bench/cmd/fakecodex), as
+# issue 26 measured; FAKE=bash spawns the research's bash fake instead
 # (see write_fake_codex in lib.sh). Figures are printed, never asserted.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

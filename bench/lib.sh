@@ -75,14 +75,14 @@ result() {
 	printf 'RESULT\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$verdict"
 }
 
-# write_fake_codex DIR: DIR/codex, the fake codex of the research
-# (bin-fast/codex): bash, no Node start-up, one answer per prompt. With
-# FAKE=go, the same answers from a static Go binary (bench/cmd/fakecodex):
-# no shell to start, so the floor is lower and the runtime's own cost per
-# agent a larger share of the wall.
+# write_fake_codex DIR: DIR/codex, a fake codex that answers each prompt
+# at once: a static Go binary (bench/cmd/fakecodex), as issue 26 measured,
+# with no shell to start, so that the floor is low and the runtime's own
+# cost per agent a large share of the wall. FAKE=bash writes the fake of
+# the research instead (bin-fast/codex): the same answers from bash.
 write_fake_codex() {
 	mkdir -p "$1"
-	if [[ ${FAKE:-bash} == go ]]; then
+	if [[ ${FAKE:-go} == go ]]; then
 		(cd "$REPO" && CGO_ENABLED=0 go build -o "$1/codex" ./bench/cmd/fakecodex)
 		return
 	fi
