@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -155,26 +156,31 @@ func TestRoomForTheLastRecord(t *testing.T) {
 }
 
 // A Mark reads lines of any size, in chunks, and still checks their seals:
-// a changed byte in the middle of a 3 MB last line changes the Mark.
+// a changed byte in the middle of a long last line changes the Mark. The
+// sizes straddle the first, small read and the large ones after it.
 func TestMarkOfLongLines(t *testing.T) {
-	path := tempJournal(t)
-	w := openT(t, path, Options{})
-	long := func(c string) []byte { return []byte(`{"v":"` + strings.Repeat(c, 3<<20) + `"}`) }
-	for _, rec := range [][]byte{long("a"), []byte(`{"n":2}`), long("b")} {
-		if err := w.AppendSync(context.Background(), rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := w.Mark()
-	w.Close()
-	got, err := ReadMark(path)
-	if err != nil || got != want || got.Head == "" || got.Tail == "" {
-		t.Fatalf("ReadMark = %+v, %v; the writer's is %+v", got, err, want)
-	}
-	data, _ := os.ReadFile(path)
-	data[len(data)-(1<<20)] ^= 1
-	writeFile(t, path, string(data))
-	if got, _ := ReadMark(path); got.Tail != "" || got.Head != want.Head {
-		t.Errorf("after a flipped bit in the last line: %+v", got)
+	for _, size := range []int{100, firstChunk - 40, firstChunk, firstChunk + 1, markChunk - 20, markChunk + firstChunk, 3 << 20} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			path := tempJournal(t)
+			w := openT(t, path, Options{})
+			long := func(c string) []byte { return []byte(`{"v":"` + strings.Repeat(c, size) + `"}`) }
+			for _, rec := range [][]byte{long("a"), []byte(`{"n":2}`), long("b")} {
+				if err := w.AppendSync(context.Background(), rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := w.Mark()
+			w.Close()
+			got, err := ReadMark(path)
+			if err != nil || got != want || got.Head == "" || got.Tail == "" {
+				t.Fatalf("ReadMark = %+v, %v; the writer's is %+v", got, err, want)
+			}
+			data, _ := os.ReadFile(path)
+			data[len(data)-size/2-10] ^= 1
+			writeFile(t, path, string(data))
+			if got, _ := ReadMark(path); got.Tail != "" || got.Head != want.Head {
+				t.Errorf("after a flipped bit in the last line: %+v", got)
+			}
+		})
 	}
 }

@@ -39,11 +39,11 @@ func ReadMark(path string) (Mark, error) {
 }
 
 // markOf reads the Mark of f: a stat and, for records of usual sizes, one
-// read at each end. A line of any size is read at most twice, in large
-// chunks, and never held whole: a run's result is in its last line and its
-// args in its first, and `list` reads the Mark of every run. Reading the
-// last line chunk by chunk, each in front of the last, copied it once per
-// chunk: a 20 MB result made every list take 18 s.
+// small read at each end. A line of any size is read at most twice, in
+// large chunks after the first, and never held whole: a run's result is in
+// its last line and its args in its first, and `list` reads the Mark of
+// every run. Reading the last line chunk by chunk, each in front of the
+// last, copied it once per chunk: a 20 MB result made every list take 18 s.
 func markOf(f *os.File) (Mark, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -80,8 +80,14 @@ func markOf(f *os.File) (Mark, error) {
 	return m, err
 }
 
-// markChunk is how much markOf reads at a time: a record of usual size is
-// one read.
+// firstChunk is how much a lineReader reads first: a record of usual size
+// is one read of it. list reads both ends of every run's journal, and a
+// first read of markChunk copied and cleared 128 KB per run for lines of
+// a few hundred bytes.
+const firstChunk = 4 << 10
+
+// markChunk is how much a lineReader reads at a time once a line has
+// outgrown its first read.
 const markChunk = 64 << 10
 
 // lineReader reads lines of a file in chunks of one reused buffer.
@@ -92,9 +98,16 @@ type lineReader struct {
 
 func (r *lineReader) chunk(n int64) []byte {
 	if r.buf == nil {
-		r.buf = make([]byte, markChunk)
+		r.buf = make([]byte, firstChunk)
 	}
 	return r.buf[:min(n, int64(len(r.buf)))]
+}
+
+// grow makes the next chunks large: the line being read is a long one.
+func (r *lineReader) grow() {
+	if len(r.buf) < markChunk {
+		r.buf = make([]byte, markChunk)
+	}
 }
 
 // lastNewline returns the offset of the last '\n' before end, or -1.
@@ -111,7 +124,9 @@ func (r *lineReader) lastNewline(end int64) (int64, error) {
 		if bytes.IndexByte(c, '\n') >= 0 {
 			return end - n + int64(bytes.LastIndexByte(c, '\n')), nil
 		}
-		end -= n
+		if end -= n; end > 0 {
+			r.grow()
+		}
 	}
 	return -1, nil
 }
@@ -127,7 +142,9 @@ func (r *lineReader) nextNewline(off, size int64) (int64, error) {
 		if i := bytes.IndexByte(c, '\n'); i >= 0 {
 			return off + int64(i), nil
 		}
-		off += int64(len(c))
+		if off += int64(len(c)); off < size {
+			r.grow()
+		}
 	}
 	return size, nil
 }
@@ -160,7 +177,9 @@ func (r *lineReader) seal(start, end int64) (string, error) {
 			return "", err
 		}
 		crc = crc32.Update(crc, crcTable, c)
-		off += int64(len(c))
+		if off += int64(len(c)); off < end-int64(sealLen) {
+			r.grow()
+		}
 	}
 	if crc32.Update(crc, crcTable, []byte{'}'}) != sum {
 		return "", nil
