@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/dynworkflow/dynworkflow/engine"
@@ -100,10 +103,22 @@ func (a *app) runCheckpoints(cmd *cobra.Command, id string) []web.Checkpoint {
 	return out
 }
 
+// jsonOutput is how --json writes: encoding/json's output, indented by
+// two spaces, from the encoder of the JSON v2 work, which indents as it
+// writes. encoding/json marshals into one buffer and indents into a
+// second: for show --json of a 1,000-agent run, a quarter of the command's
+// CPU. The one difference (TestJSONOutputIsEncodingJSONs): invalid UTF-8
+// in a string becomes U+FFFD itself rather than its escape.
+var jsonOutput = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.WithIndent("  "))
+
+// encodeJSON writes v as --json does, and a newline.
 func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := jsonv2.MarshalWrite(bw, v, jsonOutput); err != nil {
+		return err
+	}
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 // entry is one line of a run's timeline: a call or a log line.
