@@ -111,14 +111,10 @@ func (a *app) runCheckpoints(cmd *cobra.Command, id string) []web.Checkpoint {
 // in a string becomes U+FFFD itself rather than its escape.
 var jsonOutput = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.WithIndent("  "))
 
-// encodeJSON writes v as --json does, and a newline.
+// encodeJSON writes v as --json does. A jsontext.Encoder ends a top-level
+// value with a newline, as encoding/json's Encoder did.
 func encodeJSON(w io.Writer, v any) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := jsonv2.MarshalWrite(bw, v, jsonOutput); err != nil {
-		return err
-	}
-	bw.WriteByte('\n')
-	return bw.Flush()
+	return jsonv2.MarshalEncode(jsontext.NewEncoder(w, jsonOutput), v)
 }
 
 // entry is one line of a run's timeline: a call or a log line.
