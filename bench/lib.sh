@@ -91,7 +91,7 @@ write_fake_codex() {
 if [ "$1" = "--version" ]; then echo "codex-cli 0.145.0 (fast-fake)"; exit 0; fi
 while IFS= read -r line; do last=$line; done
 [ -n "$line" ] && last=$line
-last=${last//\\/\\\\}; last=${last//\"/\\\"}; last=${last:0:80}
+last=${last:0:80}; last=${last//\\/\\\\}; last=${last//\"/\\\"}
 printf '{"type":"thread.started","thread_id":"fast-%s"}\n{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"ECHO: %s"}}\n{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10}}\n' "$$" "$last"
 SH
 	chmod +x "$1/codex"

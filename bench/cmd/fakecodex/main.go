@@ -26,10 +26,11 @@ func main() {
 	for in.Scan() {
 		last = in.Text()
 	}
-	last = strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(last)
+	// Cut before escaping: cut after, an escape could lose its second half.
 	if len(last) > 80 {
 		last = last[:80]
 	}
+	last = strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(last)
 	fmt.Printf(`{"type":"thread.started","thread_id":"fast-%d"}
 {"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"ECHO: %s"}}
 {"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10}}
