@@ -33,6 +33,7 @@ func (a *app) watch(ctx context.Context, rt *engine.Runtime, r *engine.Run, view
 	defer signal.Stop(signals)
 
 	view.start(r)
+	a.startupOver()
 	if r.Progress().SimulatedAnswers && !a.json {
 		view.note(simulatedNote)
 	}

@@ -169,6 +169,7 @@ func (a *app) serve(cmd *cobra.Command, of *optionFlags, bf *backendFlags, host 
 			fmt.Fprintln(a.stderr, "  on the dashboard:", desc.RunURL(r.ID()))
 		}
 	}
+	a.startupOver()
 
 	select {
 	case <-signals:

@@ -195,6 +195,7 @@ func (a *app) followTemporal(ctx context.Context, c *temporal.Client, ix index.I
 	src.progress.Status, src.progress.Started = engine.StatusRunning, time.Now()
 	view := newProgressView(a.stderr, a.json, a.logs)
 	view.start(src)
+	a.startupOver()
 	// The end comes from the server (a long poll); the progress comes from
 	// the workflow (a query), which a worker answers between its workflow
 	// tasks, so it is asked only once a second.

@@ -73,6 +73,7 @@ same). Ctrl-C stops the worker once its agents have been handed back.`,
 				identity, c.Config().TaskQueue, c.Config().Address, c.Config().Namespace, strings.Join(set.Names(), ", "))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			a.startupOver()
 			<-ctx.Done()
 			fmt.Fprintln(a.stderr, "worker stopping")
 			w.Stop()

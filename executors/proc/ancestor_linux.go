@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dynworkflow/dynworkflow/internal/exepages"
 )
 
 // Why an ancestor. Pdeathsig kills an agent CLI when we die, but not what
@@ -152,6 +154,10 @@ func startRuntime() (*ancestor, error) {
 	// What the program allocated on its way here (its packages' set-up,
 	// the command line) is the runtime's business now: give it back.
 	debug.FreeOSMemory()
+	// And so are the pages of the executable only start-up touched: the
+	// ancestor waits, often for hours, in a few pages of it. Should that
+	// fail, they only stay mapped.
+	_, _ = exepages.Release()
 	// Now that no child can inherit it: taking the terminal back from the
 	// runtime's group while ours is in the background must not stop us.
 	signal.Ignore(syscall.SIGTTOU)

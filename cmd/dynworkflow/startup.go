@@ -1,0 +1,24 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/dynworkflow/dynworkflow/internal/exepages"
+)
+
+// startupOver gives back the pages of the executable that only start-up
+// used (internal/exepages), once the command has started what it then
+// waits on, often for hours: a run, a server, a worker. A 1,000-agent run
+// peaks about 4.5 MB lower for it (bench/rss.sh).
+func (a *app) startupOver() {
+	n, err := exepages.Release()
+	if os.Getenv("DYNWORKFLOW_DEBUG") == "" {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(a.stderr, "dynworkflow: give back start-up's pages:", err)
+		return
+	}
+	fmt.Fprintf(a.stderr, "dynworkflow: start-up is over; %d KB of the executable unmapped\n", n>>10)
+}
