@@ -12,7 +12,9 @@
 # The run is the workflow of executors.sh, run as one process (without the
 # ancestor, see README "Using real agents"; the ancestor is the smaller of
 # the two): its peak RSS is /usr/bin/time's, and the split into file and
-# anonymous pages the largest seen in /proc every 10 ms. Figures are
+# anonymous pages the largest seen in /proc every 10 ms. Once the run has
+# started, the runtime unmaps the binary's pages only start-up needed
+# (internal/exepages); DYNWORKFLOW_DEBUG=1 prints how many. Figures are
 # printed, never asserted.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
