@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mattn/go-runewidth"
+	"github.com/rivo/uniseg"
 )
 
 // escapeControls makes text from agents, scripts and logs safe to print
@@ -66,19 +66,41 @@ func needsEscape(r rune, size int, oneLine bool) bool {
 }
 
 // cutWidth cuts s to at most width terminal columns, ending it with "…"
-// when it was cut. Wide runes (CJK, emoji) count as two columns.
+// when it was cut. Wide characters (CJK, emoji) count as two columns, and
+// one made of several code points (a flag, an emoji sequence, a letter and
+// its accents) is kept or cut whole.
 func cutWidth(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	if runewidth.StringWidth(s) <= width {
+	if textWidth(s) <= width {
 		return s
 	}
-	return runewidth.Truncate(s, width, "…")
+	budget := width - 1 // for the "…"
+	rest, state, used := s, -1, 0
+	for rest != "" {
+		var w int
+		next := rest
+		_, next, w, state = uniseg.FirstGraphemeClusterInString(rest, state)
+		if used+w > budget {
+			break
+		}
+		used, rest = used+w, next
+	}
+	return s[:len(s)-len(rest)] + "…"
 }
 
-// textWidth is the number of terminal columns s takes.
-func textWidth(s string) int { return runewidth.StringWidth(s) }
+// textWidth is the number of terminal columns s takes. Most of what we
+// print is plain ASCII, one column a byte: that is counted without
+// segmenting it into characters.
+func textWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return uniseg.StringWidth(s)
+		}
+	}
+	return len(s)
+}
 
 // plural is "1 agent", "2 agents".
 func plural(n int, word string) string {
