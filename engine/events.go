@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +51,8 @@ const (
 type Bus struct {
 	mu   sync.Mutex
 	seq  int64
-	ring []Event
+	ring []Event // grows as events come, up to size: most runtimes never fill it
+	size int
 	next int // ring write position
 	full bool
 	subs map[subscriber]struct{}
@@ -59,9 +61,11 @@ type Bus struct {
 // subscriber is a Subscription or a Queue; deliver runs under the bus lock.
 type subscriber interface{ deliver(Event) }
 
-// NewBus returns a bus keeping the last ringSize events.
+// NewBus returns a bus keeping the last ringSize events. The ring takes
+// memory as events come, not up front: a server's ring of 65,536 events is
+// 5 MB, which the garbage collector would scan at every cycle.
 func NewBus(ringSize int) *Bus {
-	return &Bus{ring: make([]Event, max(ringSize, 1)), subs: map[subscriber]struct{}{}}
+	return &Bus{size: max(ringSize, 1), subs: map[subscriber]struct{}{}}
 }
 
 // Publish stamps and delivers an event. It never blocks: a subscriber that
@@ -70,9 +74,15 @@ func (b *Bus) Publish(runID, typ string, payload any) {
 	b.mu.Lock()
 	b.seq++
 	ev := Event{Sequence: b.seq, Timestamp: time.Now().UTC(), Type: typ, RunID: runID, Payload: payload}
+	if !b.full && b.next == len(b.ring) {
+		if len(b.ring) == cap(b.ring) {
+			b.ring = slices.Grow(b.ring, min(max(2*len(b.ring), 64), b.size)-len(b.ring))
+		}
+		b.ring = b.ring[:len(b.ring)+1]
+	}
 	b.ring[b.next] = ev
 	b.next++
-	if b.next == len(b.ring) {
+	if b.next == b.size {
 		b.next, b.full = 0, true
 	}
 	for s := range b.subs {

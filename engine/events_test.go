@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,5 +101,65 @@ func TestQueueDeliversAsASubscription(t *testing.T) {
 				t.Error("nothing delivered")
 			}
 		})
+	}
+}
+
+// A client that reconnects gets every event it missed while they are in
+// the ring, and is told to rebuild from the store once some have left it.
+func TestBusSinceCatchesUpOrSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		ring, published int
+	}{
+		{"empty", 8, 0},
+		{"ring not full", 8, 5},
+		{"ring just full", 8, 8},
+		{"ring wrapped", 8, 13},
+		{"ring wrapped twice", 8, 21},
+		{"ring of one", 1, 3},
+		{"large ring growing", 1000, 700},
+		{"large ring wrapped", 1000, 2500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBus(tc.ring)
+			for i := range tc.published {
+				b.Publish("run", EventLog, i)
+			}
+			oldest := int64(max(tc.published-tc.ring, 0)) + 1
+			for seen := int64(0); seen <= int64(tc.published); seen++ {
+				evs, ok := b.Since(seen)
+				if seen+1 < oldest {
+					if ok {
+						t.Fatalf("Since(%d) = ok with %d events, but events from %d on left the ring", seen, len(evs), seen+1)
+					}
+					continue
+				}
+				if !ok {
+					t.Fatalf("Since(%d) is not ok, but the ring holds every event after it", seen)
+				}
+				if len(evs) != tc.published-int(seen) {
+					t.Fatalf("Since(%d) returned %d events, want %d", seen, len(evs), tc.published-int(seen))
+				}
+				for i, ev := range evs {
+					if want := seen + 1 + int64(i); ev.Sequence != want || ev.Payload != int(want-1) {
+						t.Fatalf("Since(%d)[%d] = event %d with payload %v, want event %d", seen, i, ev.Sequence, ev.Payload, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A server's bus keeps 65,536 events; one that has seen none holds none.
+func TestBusRingTakesMemoryAsEventsCome(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b := NewBus(1 << 16)
+	for i := range 100 {
+		b.Publish("run", EventLog, i)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<10 {
+		t.Errorf("a bus of 65,536 events that saw 100 allocated %d KB", grew>>10)
 	}
 }
