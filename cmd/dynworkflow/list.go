@@ -26,6 +26,16 @@ const listNoteWidth = 60
 // that leaves less, notes go on lines of their own.
 const listNoteMinWidth = 30
 
+// What list gives up on a terminal too narrow for its rows: the year and
+// the seconds of a run's start, then the end of a long name, down to
+// listNameMinWidth columns.
+const (
+	listName         = 2
+	listStarted      = 6
+	listShortTime    = "01-02 15:04"
+	listNameMinWidth = 12
+)
+
 func (a *app) listCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:     "list",
@@ -103,15 +113,35 @@ func printRunTable(w io.Writer, sums []store.Summary, width int) {
 		rows[i] = []string{s.RunID, status, escapeControls(s.Name, true), strconv.Itoa(s.Stats.Agents),
 			humanCount(s.Stats.InputTokens + s.Stats.OutputTokens), listCost(s.Stats.CostUSD, s.MaxCostUSD), s.StartedAt.Local().Format(time.DateTime)}
 	}
-	cols := make([]int, len(header))
-	for _, r := range append([][]string{header}, rows...) {
-		for c, cell := range r {
-			cols[c] = max(cols[c], textWidth(cell))
+	widths := func() (cols []int, used int) {
+		cols = make([]int, len(header))
+		for _, r := range append([][]string{header}, rows...) {
+			for c, cell := range r {
+				cols[c] = max(cols[c], textWidth(cell))
+			}
 		}
+		for _, n := range cols {
+			used += n + 2
+		}
+		return cols, used
 	}
-	used := 0
-	for _, n := range cols {
-		used += n + 2
+	cols, used := widths()
+	// A row wider than the terminal wraps, and so does every one after
+	// it. One column spare: a line exactly as wide as the terminal wraps
+	// on some of them.
+	over := func() int { return used - 2 - (width - 1) }
+	if width > 0 && over() > 0 {
+		for i, s := range sums {
+			rows[i][listStarted] = s.StartedAt.Local().Format(listShortTime)
+		}
+		cols, used = widths()
+	}
+	if width > 0 && over() > 0 && cols[listName] > listNameMinWidth {
+		cut := min(over(), cols[listName]-listNameMinWidth)
+		for _, r := range rows {
+			r[listName] = cutWidth(r[listName], cols[listName]-cut)
+		}
+		cols, used = widths()
 	}
 	line := func(cells []string, note string) {
 		var b strings.Builder
@@ -126,8 +156,6 @@ func printRunTable(w io.Writer, sums []store.Summary, width int) {
 	}
 	room := listNoteWidth
 	if width > 0 {
-		// One column spare: a line exactly as wide as the terminal wraps
-		// on some of them.
 		room = width - used - 1
 	}
 	if room >= listNoteMinWidth {
