@@ -112,8 +112,12 @@ func guessRecord(head []byte) (typ, path, fp string) {
 
 // callIndex is what the good records of a journal say of its calls, to
 // tell which call a damaged record belonged to: a damaged byte may be in
-// its path, and a path read from it may name another call.
+// its path, and a path read from it may name another call. Journals are
+// rarely damaged, so the records are only noted as they are read, and
+// indexed on the first damaged record to resolve.
 type callIndex struct {
+	notes []callNote
+	built bool
 	paths map[string]bool     // every call path of a good record
 	byFP  map[string][]string // the paths of each fingerprint
 	pairs map[string]bool     // path + "\x00" + fp
@@ -123,25 +127,47 @@ type callIndex struct {
 	open map[string]string // path -> fp
 }
 
-func newCallIndex() *callIndex {
-	return &callIndex{paths: map[string]bool{}, byFP: map[string][]string{}, pairs: map[string]bool{}, open: map[string]string{}}
-}
+// callNote is a good record of a call, in journal order.
+type callNote struct{ typ, path, fp string }
+
+func newCallIndex() *callIndex { return &callIndex{} }
 
 // note records a good record; only those of calls count.
 func (ix *callIndex) note(typ, path, fp string) {
 	if path == "" || typ != recStarted && typ != recFinished && typ != recFailed {
 		return
 	}
-	ix.paths[path] = true
-	if k := path + "\x00" + fp; fp != "" && !ix.pairs[k] {
-		ix.pairs[k] = true
-		ix.byFP[fp] = append(ix.byFP[fp], path)
+	if ix.built {
+		ix.index(callNote{typ, path, fp})
+		return
 	}
-	switch typ {
+	ix.notes = append(ix.notes, callNote{typ, path, fp})
+}
+
+// build indexes the records noted.
+func (ix *callIndex) build() {
+	if ix.built {
+		return
+	}
+	ix.built = true
+	ix.paths, ix.byFP, ix.pairs, ix.open = map[string]bool{}, map[string][]string{}, map[string]bool{}, map[string]string{}
+	for _, n := range ix.notes {
+		ix.index(n)
+	}
+	ix.notes = nil
+}
+
+func (ix *callIndex) index(n callNote) {
+	ix.paths[n.path] = true
+	if k := n.path + "\x00" + n.fp; n.fp != "" && !ix.pairs[k] {
+		ix.pairs[k] = true
+		ix.byFP[n.fp] = append(ix.byFP[n.fp], n.path)
+	}
+	switch n.typ {
 	case recStarted:
-		ix.open[path] = fp
+		ix.open[n.path] = n.fp
 	case recFinished, recFailed:
-		delete(ix.open, path)
+		delete(ix.open, n.path)
 	}
 }
 
@@ -151,6 +177,7 @@ func (ix *callIndex) note(typ, path, fp string) {
 // with that fingerprint, or the one path of the fingerprint, or the path
 // if the journal knows it at all; else "".
 func (ix *callIndex) resolve(path, fp string) string {
+	ix.build()
 	var open []string
 	for _, p := range ix.byFP[fp] {
 		if f, ok := ix.open[p]; ok && f == fp {
