@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -543,13 +544,62 @@ func (f *fold) summary(id string, prior *store.Summary) store.Summary {
 // RunExecutors are the executors a run's journal in st defines, each as
 // the latest execution that used it configured it: what a resume rebuilds
 // them from when it is not told otherwise.
+//
+// Only the run's and the executions' records hold them, so the others
+// (a call's start and answer, tens of thousands in a big run) are told by
+// their type at the start of the line and not decoded.
 func RunExecutors(st *store.Store, id string) ([]executors.Definition, error) {
 	if err := store.ValidRunID(id); err != nil {
 		return nil, err
 	}
-	f, err := foldJournal(st.RunPaths(id).Journal)
+	var defs []executors.Definition
+	_, err := journal.ScanReadOnly(st.RunPaths(id).Journal, func(b []byte) error {
+		if typ, ok := leadingType(b); ok && typ != recRun && typ != recResume {
+			return nil
+		}
+		var r struct {
+			Type string `json:"type"`
+			Run  *struct {
+				Executors []executors.Definition `json:"executors"`
+			} `json:"run"`
+			Resume *struct {
+				Executors []executors.Definition `json:"executors"`
+			} `json:"resume"`
+		}
+		if err := decodeRecord(b, &r); err != nil {
+			return err
+		}
+		switch {
+		case r.Type == recRun && r.Run != nil:
+			defs = r.Run.Executors
+		case r.Type == recResume && r.Resume != nil:
+			defs = mergeDefinitions(defs, r.Resume.Executors)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return f.detail.Executors, nil
+	return defs, nil
+}
+
+// leadingType reads the type of a record as the journal writes it,
+// {"seq":N,"type":"T",...; ok is false for a line written otherwise.
+func leadingType(line []byte) (typ string, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
+	if !ok {
+		return "", false
+	}
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	if rest, ok = bytes.CutPrefix(rest[i:], []byte(`,"type":"`)); !ok {
+		return "", false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
 }

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -8,6 +10,8 @@ import (
 	"github.com/dynworkflow/dynworkflow/executors"
 	"github.com/dynworkflow/dynworkflow/executors/simulate"
 	callgate "github.com/dynworkflow/dynworkflow/internal/gate"
+	"github.com/dynworkflow/dynworkflow/jsvm"
+	"github.com/dynworkflow/dynworkflow/lang"
 )
 
 // The detail of a live run shows every call its events announced: a page
@@ -40,4 +44,48 @@ return await agent('wait [gate:held]', { label: 'held' })`), "", testOptions())
 	}
 	gates.Release("held")
 	mustStatus(t, h.wait(r), engine.StatusCompleted)
+}
+
+// A resume rebuilds a run's executors from its journal, each as the latest
+// execution configured it. RunExecutors reads only the run's and the
+// executions' records; what it returns is what the full fold (show) finds.
+func TestRunExecutorsAreTheLatestExecutions(t *testing.T) {
+	h := newHarness(t, simulate.Config{MinLatency: time.Millisecond})
+	r := h.start(h.write("two.workflow.js", `export const meta = { name: 'two', description: 'two agents' }
+return await parallel([() => agent('a'), () => agent('b')])`), "", testOptions())
+	mustStatus(t, h.wait(r), engine.StatusCompleted)
+
+	again, err := engine.New(engine.Config{Store: h.rt.Store(), Hosts: lang.NewRegistry(jsvm.New()), Cwd: h.dir,
+		Executors: executors.NewSet(simulate.New(simulate.Config{MinLatency: 5 * time.Millisecond, Seed: 7}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := again.Resume(context.Background(), r.ID(), engine.ResumeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resumed.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := engine.RunExecutors(h.rt.Store(), r.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := again.Inspect(r.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, d.Executors) {
+		t.Errorf("RunExecutors = %+v, the fold found %+v", got, d.Executors)
+	}
+	var sim *executors.Definition
+	for i := range got {
+		if got[i].Name == simulate.Name {
+			sim = &got[i]
+		}
+	}
+	if sim == nil || sim.Settings[simulate.SettingLatency] != "5ms" || sim.Settings[simulate.SettingSeed] != "7" {
+		t.Errorf("the simulate executor is %+v, want the resumed execution's latency 5ms and seed 7", sim)
+	}
 }
