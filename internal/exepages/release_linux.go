@@ -88,12 +88,13 @@ type mapping struct {
 	path       string
 	rss        int64 // bytes mapped in this process
 	anonymous  int64 // bytes of pages of its own, not the file's
+	swap       int64 // bytes of pages of its own, swapped out
 }
 
 // cleanReadOnlyCopy reports whether m is a private, read-only mapping of a
-// file with no page of its own.
+// file with no page of its own, in memory or swapped out.
 func (m mapping) cleanReadOnlyCopy() bool {
-	return len(m.perms) == 4 && m.perms[0] == 'r' && m.perms[1] == '-' && m.perms[3] == 'p' && m.anonymous == 0
+	return len(m.perms) == 4 && m.perms[0] == 'r' && m.perms[1] == '-' && m.perms[3] == 'p' && m.anonymous == 0 && m.swap == 0
 }
 
 // mappings parses the text of /proc/PID/smaps. An entry it cannot read is
@@ -114,6 +115,8 @@ func mappings(smaps []byte) []mapping {
 				cur.rss = value
 			case "Anonymous":
 				cur.anonymous = value
+			case "Swap":
+				cur.swap = value
 			}
 			continue
 		}

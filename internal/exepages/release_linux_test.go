@@ -108,6 +108,10 @@ Anonymous:           100 kB
 7f2f8563c000-7f2f85900000 rw-p 00000000 00:00 0 
 Rss:                1376 kB
 Anonymous:          1376 kB
+00e0e000-018f9000 r--p 00a0e000 fd:01 1234                               /opt/my tools/dynworkflow
+Rss:                7788 kB
+Anonymous:             0 kB
+Swap:                  8 kB
 not a mapping
 Rss:                 999 kB
 `)
@@ -121,6 +125,7 @@ Rss:                 999 kB
 		{"/opt/my tools/dynworkflow", 4 << 10, false},
 		{"/opt/my tools/dynworkflow (deleted)", 560 << 10, false},
 		{"", 1376 << 10, false},
+		{"/opt/my tools/dynworkflow", 7788 << 10, false}, // a page of its own is swapped out
 	}
 	if len(got) != len(want) {
 		t.Fatalf("mappings = %+v, want %d of them", got, len(want))
