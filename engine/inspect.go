@@ -554,7 +554,7 @@ func RunExecutors(st *store.Store, id string) ([]executors.Definition, error) {
 	}
 	var defs []executors.Definition
 	_, err := journal.ScanReadOnly(st.RunPaths(id).Journal, func(b []byte) error {
-		if typ, ok := leadingType(b); ok && typ != recRun && typ != recResume {
+		if typ, ok := leadingType(b); ok && string(typ) != recRun && string(typ) != recResume {
 			return nil
 		}
 		var r struct {
@@ -585,21 +585,21 @@ func RunExecutors(st *store.Store, id string) ([]executors.Definition, error) {
 
 // leadingType reads the type of a record as the journal writes it,
 // {"seq":N,"type":"T",...; ok is false for a line written otherwise.
-func leadingType(line []byte) (typ string, ok bool) {
+func leadingType(line []byte) (typ []byte, ok bool) {
 	rest, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
 	if !ok {
-		return "", false
+		return nil, false
 	}
 	i := 0
 	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
 		i++
 	}
 	if rest, ok = bytes.CutPrefix(rest[i:], []byte(`,"type":"`)); !ok {
-		return "", false
+		return nil, false
 	}
 	end := bytes.IndexByte(rest, '"')
 	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
-		return "", false
+		return nil, false
 	}
-	return string(rest[:end]), true
+	return rest[:end], true
 }

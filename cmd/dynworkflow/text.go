@@ -79,13 +79,11 @@ func cutWidth(s string, width int) string {
 	budget := width - 1 // for the "…"
 	rest, state, used := s, -1, 0
 	for rest != "" {
-		var w int
-		next := rest
-		_, next, w, state = uniseg.FirstGraphemeClusterInString(rest, state)
+		_, next, w, after := uniseg.FirstGraphemeClusterInString(rest, state)
 		if used+w > budget {
 			break
 		}
-		used, rest = used+w, next
+		used, rest, state = used+w, next, after
 	}
 	return s[:len(s)-len(rest)] + "…"
 }
