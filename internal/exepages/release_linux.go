@@ -25,16 +25,6 @@ func Release() (int64, error) {
 	return release(exe)
 }
 
-// Resident returns the bytes of this process's executable that are mapped
-// in it now.
-func Resident() (int64, error) {
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		return 0, fmt.Errorf("finding this program's executable: %w", err)
-	}
-	return resident(exe)
-}
-
 // release is Release for the file at path, as /proc names it.
 func release(path string) (int64, error) {
 	ms, err := mappingsOf(path)
@@ -53,16 +43,6 @@ func release(path string) (int64, error) {
 		released += m.rss
 	}
 	return released, nil
-}
-
-// resident is Resident for the file at path.
-func resident(path string) (int64, error) {
-	ms, err := mappingsOf(path)
-	var n int64
-	for _, m := range ms {
-		n += m.rss
-	}
-	return n, err
 }
 
 // mappingsOf returns this process's mappings of the file at path.

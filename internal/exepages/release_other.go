@@ -4,6 +4,3 @@ package exepages
 
 // Release does nothing where the executable's pages cannot be told apart.
 func Release() (int64, error) { return 0, nil }
-
-// Resident returns 0 where the executable's pages cannot be told apart.
-func Resident() (int64, error) { return 0, nil }
