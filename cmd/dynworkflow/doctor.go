@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -62,9 +61,7 @@ default executor and any it configures) are usable; 1 otherwise, with the fix.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep := a.doctor(cmd.Context(), probe)
 			if a.json {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
+				if err := encodeJSON(a.stdout, rep); err != nil {
 					return err
 				}
 			} else {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -133,9 +132,7 @@ func (a *app) report(f failure, cmd *cobra.Command) {
 		return
 	}
 	if a.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(web.ErrorBody{Error: *f.info})
+		_ = encodeJSON(a.stdout, web.ErrorBody{Error: *f.info})
 	}
 	fmt.Fprintln(a.stderr, "dynworkflow:", f.info.Message)
 	if f.exit == exitUsage && f.info.Code != codeNoTemporal {

@@ -100,9 +100,7 @@ func exitFor(s engine.Status, scriptErrors int) error {
 
 func (a *app) printOutcome(o engine.Outcome) {
 	if a.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(o)
+		_ = encodeJSON(a.stdout, o)
 		return
 	}
 	for _, w := range o.Warnings {

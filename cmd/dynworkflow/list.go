@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,9 +78,7 @@ func (a *app) listCommand() *cobra.Command {
 				if sums == nil {
 					sums = sums[:0]
 				}
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(sums)
+				return encodeJSON(a.stdout, sums)
 			}
 			if len(sums) == 0 {
 				if !hidden {

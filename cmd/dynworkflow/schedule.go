@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -106,7 +105,7 @@ delete the schedule and create it again.`,
 				return &exitError{code: exitFailed, err: err}
 			}
 			if a.json {
-				return a.printJSON(st)
+				return encodeJSON(a.stdout, st)
 			}
 			fmt.Fprintf(a.stdout, "schedule %s created: %s runs %s", req.ID, name, st.Spec)
 			if st.Paused {
@@ -249,7 +248,7 @@ func (a *app) scheduleListCommand() *cobra.Command {
 				lines = append(lines, l)
 			}
 			if a.json {
-				return a.printJSON(lines)
+				return encodeJSON(a.stdout, lines)
 			}
 			if len(lines) == 0 {
 				fmt.Fprintln(a.stderr, "no schedules yet; create one with: dynworkflow schedule create FILE --every 24h")
@@ -302,7 +301,7 @@ func (a *app) scheduleShowCommand() *cobra.Command {
 				for i, e := range runs {
 					summaries[i] = e.Summary
 				}
-				return a.printJSON(struct {
+				return encodeJSON(a.stdout, struct {
 					scheduleLine
 					Runs []store.Summary `json:"runs"`
 				}{scheduleLine{Schedule: s, State: st}, summaries})
@@ -430,15 +429,8 @@ turn).`,
 // scheduleDone reports a schedule command that succeeded.
 func (a *app) scheduleDone(action, id string) {
 	if a.json {
-		_ = a.printJSON(map[string]any{"ok": true, "action": action, "scheduleId": id})
+		_ = encodeJSON(a.stdout, map[string]any{"ok": true, "action": action, "scheduleId": id})
 		return
 	}
 	fmt.Fprintf(a.stdout, "schedule %s: %s\n", id, action)
-}
-
-// printJSON writes v indented on stdout.
-func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

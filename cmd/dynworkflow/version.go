@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -74,9 +73,7 @@ func (v buildVersion) String() string {
 func (a *app) printVersion() error {
 	v := readBuildVersion()
 	if a.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return encodeJSON(a.stdout, v)
 	}
 	_, err := fmt.Fprintln(a.stdout, v)
 	return err
